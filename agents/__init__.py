@@ -1,0 +1,1 @@
+"""Agents for Go-Stop (baselines, search, learned): filled in with the agents issue."""

@@ -1,0 +1,125 @@
+"""The ``gostop`` command line.
+
+- ``gostop simulate``: play many hands with random legal moves on the vectorised core
+  and print what happened (results, payments, event rates, speed).
+- ``gostop deal``: deal one hand from a seed and print it move by move.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Sequence
+
+import numpy as np
+
+from .core import Event, GameBatch, ReferenceGame, Result, Rules, action_name, card_name, random_legal_actions
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gostop", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    simulate = commands.add_parser("simulate", help="play random hands in batch and summarise them")
+    _rules_arguments(simulate)
+    simulate.add_argument("--hands", type=int, default=20_000, help="hands to play (default 20000)")
+    simulate.add_argument("--batch", type=int, default=1024, help="games stepped together (default 1024)")
+    simulate.add_argument("--seed", type=int, default=0)
+    deal = commands.add_parser("deal", help="deal one hand and print it, played with random moves")
+    _rules_arguments(deal)
+    deal.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        rules = Rules.preset(args.preset, players=args.players, jokers=args.jokers)
+        if args.command == "simulate":
+            return _simulate(rules, args.hands, args.batch, args.seed)
+        return _deal(rules, args.seed)
+    except ValueError as error:
+        parser.error(str(error))
+    return 2
+
+
+def _rules_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", default="seed", help="rule preset: seed or korean (default seed)")
+    parser.add_argument("--players", type=int, default=2, help="2 or 3 (default 2)")
+    parser.add_argument("--jokers", type=int, default=0, help="jokers in the deck: 0, 1 or 2")
+
+
+def _simulate(rules: Rules, hands: int, batch_size: int, seed: int) -> int:
+    if hands < 1 or batch_size < 1:
+        raise ValueError("--hands and --batch must be at least 1")
+    rng = np.random.default_rng(seed)
+    totals = _Totals(rules.players)
+    start = time.perf_counter()
+    while totals.hands < hands:
+        batch = GameBatch.from_seed(rules, rng, min(batch_size, hands - totals.hands))
+        totals.add(batch.deal_events.counts, batch.deal_events.payments)
+        while not batch.done.all():
+            actions = random_legal_actions(batch.legal_bits, rng)
+            totals.decisions += int((actions >= 0).sum())
+            events = batch.step(actions)
+            totals.add(events.counts, events.payments)
+        totals.finish(batch)
+        print(f"\r{totals.hands}/{hands} hands", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    totals.report(rules, time.perf_counter() - start)
+    return 0
+
+
+class _Totals:
+    """Running sums over simulated hands."""
+
+    def __init__(self, players: int):
+        self.hands = self.decisions = 0
+        self.results = np.zeros(4, np.int64)
+        self.events = np.zeros((players, len(Event)), np.int64)
+        self.chips = np.zeros(players, np.int64)
+        self.abs_payment = 0
+
+    def add(self, counts: np.ndarray, payments: np.ndarray) -> None:
+        self.events += counts.sum(axis=0)
+        self.chips += payments.sum(axis=0)
+        self.abs_payment += int(np.abs(payments).sum())
+
+    def finish(self, batch: GameBatch) -> None:
+        self.hands += len(batch)
+        self.results += np.bincount(batch.result, minlength=4)
+
+    def report(self, rules: Rules, seconds: float) -> None:
+        names = {Result.STOP: "stop", Result.NAGARI: "nagari", Result.CHONGTONG: "chongtong"}
+        print(f"{self.hands} random hands, {rules.players} players, rules {rules.to_dict()}")
+        print(f"{self.decisions} decisions in {seconds:.1f} s ({self.decisions / seconds:,.0f} decisions/s)\n")
+        print("| result | hands | share |\n|---|---|---|")
+        for code, name in names.items():
+            print(f"| {name} | {self.results[code]} | {self.results[code] / self.hands:.1%} |")
+        print("\n| seat | mean chips/hand | " + " | ".join(e.name.lower() for e in Event) + " |")
+        print("|---" * (len(Event) + 2) + "|")
+        for seat in range(rules.players):
+            rates = " | ".join(f"{v / self.hands:.3f}" for v in self.events[seat])
+            print(f"| {seat} | {self.chips[seat] / self.hands:+.3f} | {rates} |")
+        print(f"\nmean chips changing hands per hand: {self.abs_payment / 2 / self.hands:.2f}")
+
+
+def _deal(rules: Rules, seed: int) -> int:
+    game = ReferenceGame.from_seed(rules, seed)
+    rng = np.random.default_rng(seed)
+    for seat, hand in enumerate(game.hands):
+        print(f"seat {seat} hand: {_names(hand)}")
+    print(f"layout: {_names(game.layout)}\n")
+    while not game.done:
+        seat, action = game.seat, int(rng.choice(game.legal_actions()))
+        events = game.step(action)
+        taken = sorted(events.captured[seat])
+        print(f"seat {seat}: {action_name(action)}" + (f" -> takes {_names(taken)}" if taken else ""))
+        happened = [e.name.lower() for e in Event for _ in range(events.count(e))]
+        if happened:
+            print(f"    events: {', '.join(happened)}")
+    print(f"\nresult: {['ongoing', 'stop', 'nagari', 'chongtong'][game.result]}, "
+          f"scores {game.scores()}, payments {game.payments}")
+    return 0
+
+
+def _names(cards) -> str:
+    return ", ".join(card_name(c) for c in sorted(cards)) or "-"
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,21 @@
+"""The rules core: pure NumPy and Python, no gymnasium or pettingzoo.
+
+- :mod:`.cards`: the card catalogue (RULES.md §1).
+- :mod:`.rules`: :class:`Rules` and the presets (§12).
+- :mod:`.deck`: deal slices, deck validation, seeded shuffles (§2, §3).
+- :mod:`.actions`: the 125 action ids and the decision phases (§11).
+- :mod:`.events`: what a step reports.
+- :mod:`.reference`: the one-game reference engine, the executable rule book.
+- :mod:`.batch`: the vectorised core, :class:`GameBatch`.
+"""
+from .actions import NUM_ACTIONS, IllegalActionError, Phase, action_name
+from .batch import GameBatch, random_legal_actions
+from .cards import card_name
+from .events import Event, Events
+from .reference import ReferenceGame, Result
+from .rules import Rules
+
+__all__ = [
+    "NUM_ACTIONS", "Event", "Events", "GameBatch", "IllegalActionError", "Phase", "ReferenceGame",
+    "Result", "Rules", "action_name", "card_name", "random_legal_actions",
+]

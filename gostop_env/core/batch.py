@@ -1,0 +1,814 @@
+"""The vectorised core: a batch of B hands as a few typed arrays, stepped together.
+
+Every set of cards (hands, capture piles, layout) is a ``uint64`` bitboard with bit
+``card id`` set, so matching, scoring and masks are a handful of integer operations on
+``(B,)`` or ``(B, P)`` arrays. The stock is a ``(B, S)`` int8 array of card ids read
+from ``stock_pos`` on. Each game has a ``phase`` (:class:`~gostop_env.core.actions.Phase`)
+and a ``seat`` to move.
+
+A step applies one action per game. Inside a step each game walks through the stages of
+a turn (resolve the played card, flip, end the turn, begin the next) until it reaches its
+next decision; every stage runs on the index array of the games that are in it, so the
+work done is proportional to what actually happens. The rules are those of
+:mod:`gostop_env.core.reference`, which this module must match exactly.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from . import actions as A
+from . import cards as C
+from .actions import IllegalActionError, Phase
+from .deck import DEAL_PACKETS, DEALT, decks_from_seeds, shuffled_decks, validate_deck
+from .events import BatchEvents, Event
+from .position import Position
+from .reference import BOMBED, CHOSE, PAIRED, PLACED, STACKED, Result
+from .rules import Rules
+
+U64 = np.uint64
+ONE = U64(1)
+NIBBLE_LOW = U64(0x111111111111)  # bit 0 of each month's nibble
+M1, M2 = U64(0x5555555555555555), U64(0x3333333333333333)
+GO_STOP_WORD1 = U64((1 << (A.GO - 64)) | (1 << (A.STOP - 64)))
+_H_DID = {None: 0, PLACED: 1, PAIRED: 2, CHOSE: 3, STACKED: 4, BOMBED: 5}
+H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (_H_DID[k] for k in (PLACED, PAIRED, CHOSE, STACKED, BOMBED))
+
+# Stages of a turn inside a step.
+DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN = range(5)
+
+MONTH_OF = C.MONTH.astype(np.int64)
+BRIGHT_POINTS = np.array([0, 0, 0, 0, 0, 0, 3, 2, 4, 4, 15, 15], np.int16)  # [brights*2 + rain]
+GODORI = U64(C.bits(C.GODORI_BIRDS))
+GROUPS = tuple(U64(C.bits(g)) for g in C.RIBBON_GROUPS.values())
+BIT32 = U64(1 << C.SEPTEMBER_ANIMAL)
+
+
+def _choice_table(rules: Rules) -> np.ndarray:
+    """needs_choice[month * 16 + nibble] for a nibble of two layout cards (§5, §14.13)."""
+    table = np.zeros(12 * 16, bool)
+    for month in range(12):
+        for nibble in range(16):
+            two = [4 * month + s for s in range(4) if nibble >> s & 1]
+            if len(two) == 2:
+                a, b = two
+                differ = C.KIND[a] != C.KIND[b] or C.JUNK_VALUE[a] != C.JUNK_VALUE[b]
+                table[month * 16 + nibble] = differ or rules.choice_rule == "always"
+    return table
+
+
+def popcount(x: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(x).astype(np.int16)
+
+
+def bit(card: np.ndarray) -> np.ndarray:
+    """Bitboards of single cards; card -1 gives 0."""
+    card = np.asarray(card)
+    return np.where(card >= 0, ONE << np.maximum(card, 0).astype(U64), U64(0))
+
+
+def lowest_bit(x: np.ndarray) -> np.ndarray:
+    return x & (~x + ONE)
+
+
+def bit_index(single: np.ndarray) -> np.ndarray:
+    """Card id of a one-card bitboard."""
+    return np.bitwise_count(single - ONE).astype(np.int8)
+
+
+def month_nibble(board: np.ndarray, month: np.ndarray) -> np.ndarray:
+    """The four bits of ``month`` (per game) in ``board``, shifted down to bits 0..3."""
+    return (board >> (U64(4) * month.astype(U64))) & U64(0xF)
+
+
+def nibble_counts(board: np.ndarray) -> np.ndarray:
+    """Per-month card counts, one per 4-bit nibble (SWAR popcount)."""
+    x = board - ((board >> ONE) & M1)
+    return (x & M2) + ((x >> U64(2)) & M2)
+
+
+def months_of_flags(flags: np.ndarray) -> list[list[int]]:
+    """Month indices whose nibble flag (bit 4m) is set, per game."""
+    return [[m for m in range(12) if int(f) >> (4 * m) & 1] for f in flags]
+
+
+def read_piles(piles: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
+    """§7 score and the parts §9 needs, for bitboard piles of any shape; with
+    ``september_dual``, card 32 is read as double junk where that scores strictly higher."""
+    base = _read(piles, september_as_junk=False)
+    if not rules.september_dual:
+        return base
+    alt = _read(piles, september_as_junk=True)
+    use = ((piles & BIT32) != 0) & (alt["score"] > base["score"])
+    return {k: np.where(use, alt[k], base[k]) for k in base}
+
+
+def _read(piles: np.ndarray, september_as_junk: bool) -> dict[str, np.ndarray]:
+    animals_mask = U64(C.ANIMALS & ~(1 << 32)) if september_as_junk else U64(C.ANIMALS)
+    value2 = U64(C.VALUE2_JUNK | (1 << 32)) if september_as_junk else U64(C.VALUE2_JUNK)
+    brights = popcount(piles & U64(C.BRIGHTS))
+    rain = ((piles >> U64(C.RAIN_BRIGHT)) & ONE).astype(np.int16)
+    bright_points = BRIGHT_POINTS[brights * 2 + rain]
+    animals = popcount(piles & animals_mask)
+    ribbons = popcount(piles & U64(C.RIBBONS))
+    junk = popcount(piles & U64(C.PLAIN_JUNK)) + 2 * popcount(piles & value2) + 3 * popcount(
+        piles & U64(C.VALUE3_JUNK)
+    )
+    groups = sum(((piles & g) == g).astype(np.int16) for g in GROUPS)
+    score = (
+        bright_points
+        + np.maximum(animals - 4, 0)
+        + 5 * ((piles & GODORI) == GODORI)
+        + np.maximum(ribbons - 4, 0)
+        + 3 * groups
+        + np.maximum(junk - 9, 0)
+    )
+    september = np.full(piles.shape, september_as_junk)
+    return dict(score=score, brights=brights, bright_points=bright_points, animals=animals,
+                junk=junk, september_as_junk=september)
+
+
+_FIELDS = (
+    "hands", "piles", "layout", "stock", "stock_pos", "stock_len", "revealed", "shakes", "bombs",
+    "pass_tokens", "gos", "go_scores", "last_go_clock", "turns", "clock", "stack_owner",
+    "stack_turn", "seat", "phase", "candidates", "result", "winner", "payments", "carry", "scores",
+    "taken", "steals", "h", "h_did", "h_partner", "f",
+)
+
+
+class GameBatch:
+    """B hands of Go-Stop under one :class:`Rules`, stepped together.
+
+    Create with :meth:`from_seed`, :meth:`from_seeds` or :meth:`from_decks`; call
+    :meth:`step` with one action per game (``NO_ACTION`` = -1 for a game already over).
+    State arrays are public attributes with a leading batch axis; treat them as read-only.
+    """
+
+    def __init__(self, rules: Rules, decks: np.ndarray, carry: np.ndarray | int = 0):
+        """Deal ``decks`` (``(B, deck_size)``, assumed valid: use :meth:`from_decks` to check)."""
+        decks = np.asarray(decks, np.int8)
+        self._allocate(rules, len(decks), decks[:, DEALT[rules.players]:], carry)
+        for seat, start, stop in DEAL_PACKETS[rules.players]:
+            packet = np.bitwise_or.reduce(bit(decks[:, start:stop]), axis=1)
+            if seat < 0:
+                self.layout |= packet
+            else:
+                self.hands[:, seat] |= packet
+        self._deal()
+        self.deal_events = self._events
+        self._legal = self._compute_legal()
+
+    def _allocate(self, rules: Rules, batch: int, stock: np.ndarray, carry: np.ndarray | int) -> None:
+        players = rules.players
+        self.rules = rules
+        self._choice = _choice_table(rules)
+        self.hands = np.zeros((batch, players), U64)
+        self.layout = np.zeros(batch, U64)
+        self.stock = np.ascontiguousarray(stock, dtype=np.int8)
+        self.stock_pos = np.zeros(batch, np.int16)
+        self.stock_len = (self.stock >= 0).sum(axis=1).astype(np.int16)
+        z = lambda dtype: np.zeros((batch, players), dtype)  # noqa: E731
+        self.piles, self.revealed = z(U64), z(U64)
+        self.shakes, self.bombs, self.pass_tokens, self.gos = z(np.int8), z(np.int8), z(np.int8), z(np.int8)
+        self.go_scores, self.turns, self.scores = z(np.int16), z(np.int16), z(np.int16)
+        self.last_go_clock = np.full((batch, players), -1, np.int16)
+        self.clock = np.zeros(batch, np.int16)
+        self.stack_owner = np.full((batch, 12), -1, np.int8)
+        self.stack_turn = np.zeros((batch, 12), np.int16)
+        self.seat = np.zeros(batch, np.int8)
+        self.phase = np.full(batch, Phase.PLAY, np.int8)
+        self.candidates = np.zeros(batch, U64)
+        self.result = np.zeros(batch, np.int8)
+        self.winner = np.full(batch, -1, np.int8)
+        self.payments = z(np.int64)
+        self.carry = np.broadcast_to(np.asarray(carry, np.int16), (batch,)).copy()
+        if (self.carry < 0).any():
+            raise ValueError("carry must be >= 0")
+        self.taken = np.zeros(batch, U64)
+        self.steals = np.zeros(batch, np.int8)
+        self.h = np.full(batch, -1, np.int8)
+        self.h_did = np.zeros(batch, np.int8)
+        self.h_partner = np.full(batch, -1, np.int8)
+        self.f = np.full(batch, -1, np.int8)
+        self._stage = np.zeros(batch, np.int8)
+        self._events = BatchEvents.empty(batch, players)
+
+    # ---- construction ------------------------------------------------------------------
+    @classmethod
+    def from_decks(cls, rules: Rules, decks: Sequence[Sequence[int]], carry: np.ndarray | int = 0) -> "GameBatch":
+        """Deal explicit deck orders, each checked (ValueError naming the game and the fault)."""
+        checked = []
+        for i, deck in enumerate(decks):
+            try:
+                checked.append(validate_deck(rules, deck))
+            except ValueError as error:
+                raise ValueError(f"game {i}: {error}") from None
+        if not checked:
+            raise ValueError("no deck orders given: a batch needs at least one game")
+        return cls(rules, np.stack(checked), carry)
+
+    @classmethod
+    def from_seed(cls, rules: Rules, seed: int | np.random.Generator, batch_size: int,
+                  carry: np.ndarray | int = 0) -> "GameBatch":
+        """``batch_size`` hands shuffled from one seed or generator."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        return cls(rules, shuffled_decks(rules, rng, batch_size), carry)
+
+    @classmethod
+    def from_seeds(cls, rules: Rules, seeds: Sequence[int], carry: np.ndarray | int = 0) -> "GameBatch":
+        """One hand per seed; hand i is the reference engine's ``from_seed(rules, seeds[i])``."""
+        return cls(rules, decks_from_seeds(rules, seeds), carry)
+
+    @classmethod
+    def from_positions(cls, rules: Rules, positions: Sequence[Position]) -> "GameBatch":
+        """Start one game from each explicit :class:`Position` (each checked)."""
+        filled = [p.filled(rules) for p in positions]
+        if not filled:
+            raise ValueError("no positions given: a batch needs at least one game")
+        width = max(len(p.stock) for p in filled)
+        stock = np.array([p.stock + [-1] * (width - len(p.stock)) for p in filled], np.int8).reshape(len(filled), width)
+        new = cls.__new__(cls)
+        new._allocate(rules, len(filled), stock, [p.carry for p in filled])
+        for i, p in enumerate(filled):
+            new._load(i, p)
+        all_games = np.arange(len(filled))
+        new._update_scores(all_games)
+        new.deal_events = new._events
+        go_stop = np.array([p.go_stop for p in filled])
+        new.phase[go_stop] = Phase.GO_STOP
+        flip_only = ~go_stop & (new.hands[all_games, new.seat] == 0)
+        new._stage[flip_only] = FLIP
+        new._run_stages()
+        new._legal = new._compute_legal()
+        return new
+
+    def _load(self, i: int, p: Position) -> None:
+        self.hands[i] = [C.bits(h) for h in p.hands]
+        self.piles[i] = [C.bits(x) for x in p.piles]
+        self.revealed[i] = [C.bits(r) for r in p.revealed]
+        self.layout[i] = C.bits(p.layout)
+        for name in ("shakes", "bombs", "pass_tokens", "gos", "go_scores", "turns"):
+            getattr(self, name)[i] = getattr(p, name)
+        self.last_go_clock[i] = p.last_go
+        self.clock[i] = max(p.last_go) + 1
+        for month, (owner, turn) in p.stacks.items():
+            self.stack_owner[i, month], self.stack_turn[i, month] = owner, turn
+        self.seat[i] = p.seat
+
+    # ---- §3 before the first turn ------------------------------------------------------
+    def _deal(self) -> None:
+        self._replace_layout_jokers()
+        holders = (nibble_counts(self.hands) >> U64(2)) & NIBBLE_LOW
+        has = holders != 0
+        ct = np.flatnonzero(has.any(axis=1))
+        if ct.size:
+            self._chongtong(ct, has[ct])
+        self._update_scores(np.arange(len(self)))
+        rest = np.flatnonzero(~has.any(axis=1))
+        self._begin_turn(rest, np.zeros(rest.size, np.int8))
+
+    def _replace_layout_jokers(self) -> None:
+        jokers = U64(C.JOKER_BITS)
+        while True:
+            idx = np.flatnonzero(self.layout & jokers)
+            if not idx.size:
+                return
+            joker = lowest_bit(self.layout[idx] & jokers)
+            self.layout[idx] &= ~joker
+            self._to_pile(idx, np.zeros(idx.size, np.int8), joker, joker_event=True)
+            top = self.stock[idx, self.stock_pos[idx]]
+            self.stock_pos[idx] += 1
+            self.layout[idx] |= bit(top)
+
+    def _chongtong(self, idx: np.ndarray, holders: np.ndarray) -> None:
+        players = self.rules.players
+        n_holders = holders.sum(axis=1)
+        pay = 5 * (holders * players - n_holders[:, None])  # each holder: +5 per opponent, -5 per other holder
+        self.payments[idx] = pay
+        self._events.counts[idx, :, Event.CHONGTONG] += holders.astype(np.int8)
+        self.winner[idx] = np.where(n_holders == 1, holders.argmax(axis=1), -1)
+        self._end_hand(idx, Result.CHONGTONG)
+
+    # ---- reading the batch -----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.phase)
+
+    @property
+    def done(self) -> np.ndarray:
+        return self.phase == Phase.DONE
+
+    @property
+    def next_carry(self) -> np.ndarray:
+        """Carry for each game's next hand: +1 after a nagari, else 0."""
+        return np.where(self.result == Result.NAGARI, self.carry + 1, 0).astype(np.int16)
+
+    @property
+    def legal_bits(self) -> np.ndarray:
+        """Legal actions as ``(B, 2)`` uint64 words: action a is bit ``a % 64`` of word ``a // 64``."""
+        return self._legal
+
+    def legal_action_mask(self) -> np.ndarray:
+        """``(B, 125)`` bool mask of the legal actions (§11); all False for finished games."""
+        as_bytes = self._legal.view(np.uint8).reshape(len(self), 16)
+        return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, : A.NUM_ACTIONS].astype(bool)
+
+    def legal_actions(self, i: int) -> list[int]:
+        """Legal action ids of game ``i``, ascending."""
+        words = [int(w) for w in self._legal[i]]
+        return [a for a in range(A.NUM_ACTIONS) if words[a >> 6] >> (a & 63) & 1]
+
+    def snapshot(self, i: int) -> dict:
+        """Game ``i``'s state as plain Python values, in the reference engine's format."""
+        players = range(self.rules.players)
+        pos, length = int(self.stock_pos[i]), int(self.stock_len[i])
+        stacks = {m: (int(self.stack_owner[i, m]), int(self.stack_turn[i, m]))
+                  for m in range(12) if self.stack_owner[i, m] >= 0}
+        return dict(
+            seat=int(self.seat[i]), phase=int(self.phase[i]), legal=self.legal_actions(i),
+            hands=[C.cards_of(self.hands[i, p]) for p in players], layout=C.cards_of(self.layout[i]),
+            taken=C.cards_of(self.taken[i]),
+            piles=[C.cards_of(self.piles[i, p]) for p in players],
+            stock=[int(c) for c in self.stock[i, pos:length]],
+            revealed=[C.cards_of(self.revealed[i, p] & self.hands[i, p]) for p in players],
+            scores=self.scores[i].tolist(), gos=self.gos[i].tolist(), go_scores=self.go_scores[i].tolist(),
+            shakes=self.shakes[i].tolist(), bombs=self.bombs[i].tolist(),
+            pass_tokens=self.pass_tokens[i].tolist(), turns=self.turns[i].tolist(), stacks=stacks,
+            result=int(self.result[i]), winner=int(self.winner[i]), payments=self.payments[i].tolist(),
+            next_carry=int(self.next_carry[i]),
+        )
+
+    # ---- batches of states -------------------------------------------------------------
+    def clone(self) -> "GameBatch":
+        """An independent copy (for search and analysis)."""
+        return self.select(np.arange(len(self)))
+
+    def select(self, index: np.ndarray | Sequence[int] | slice) -> "GameBatch":
+        """A new batch of the chosen games (an index array, boolean mask or slice), copied."""
+        new = object.__new__(GameBatch)
+        new.rules, new._choice = self.rules, self._choice
+        for name in _FIELDS + ("_legal", "_stage"):
+            setattr(new, name, np.array(getattr(self, name)[index]))
+        new.deal_events = new._events = BatchEvents.empty(len(new.phase), self.rules.players)
+        return new
+
+    @staticmethod
+    def concatenate(batches: Sequence["GameBatch"]) -> "GameBatch":
+        """One batch of all games of ``batches`` (same rules), in order."""
+        if not batches:
+            raise ValueError("concatenate needs at least one batch")
+        rules = batches[0].rules
+        if any(b.rules != rules for b in batches):
+            raise ValueError("cannot concatenate batches played under different rules")
+        width = max(b.stock.shape[1] for b in batches)
+        new = batches[0].select(slice(None))
+        for name in _FIELDS + ("_legal", "_stage"):
+            parts = [getattr(b, name) for b in batches]
+            if name == "stock":
+                parts = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in parts]
+            setattr(new, name, np.concatenate(parts))
+        new.deal_events = new._events = BatchEvents.empty(len(new.phase), rules.players)
+        return new
+
+    # ---- taking a step -----------------------------------------------------------------
+    def step(self, actions: np.ndarray | Sequence[int]) -> BatchEvents:
+        """Apply one action per game; return each game's events until its next decision."""
+        actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+        self._check_actions(actions)
+        self._events = BatchEvents.empty(len(self), self.rules.players)
+        self._dispatch(actions)
+        self._run_stages()
+        self._legal = self._compute_legal()
+        return self._events
+
+    def _check_actions(self, actions: np.ndarray) -> None:
+        if actions.shape != (len(self),):
+            raise ValueError(f"expected {len(self)} actions (one per game), got {actions.shape[0]}")
+        in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
+        safe = np.where(in_range, actions, 0)
+        word = self._legal[np.arange(len(self)), safe >> 6]
+        legal = in_range & (((word >> (safe & 63).astype(U64)) & ONE) == ONE)
+        ok = np.where(self.done, actions == A.NO_ACTION, legal)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise IllegalActionError(int(actions[i]), Phase(self.phase[i]), self.legal_actions(i), game=i)
+
+    def _dispatch(self, actions: np.ndarray) -> None:
+        phase = self.phase
+        play = phase == Phase.PLAY
+        handlers = (
+            (play & (actions < A.SHAKE), self._play_card),
+            (play & (actions >= A.SHAKE) & (actions < A.BOMB), self._shake),
+            (play & (actions >= A.BOMB) & (actions < A.PASS), self._bomb),
+            (play & (actions == A.PASS), self._pass),
+            (phase == Phase.CHOOSE_HAND, self._choose_hand),
+            (phase == Phase.CHOOSE_FLIP, self._choose_flip),
+            (phase == Phase.GO_STOP, self._go_or_stop),
+        )
+        for mask, handler in handlers:
+            idx = np.flatnonzero(mask)
+            if idx.size:
+                handler(idx, actions[idx])
+
+    def _run_stages(self) -> None:
+        stages = ((RESOLVE_H, self._resolve_h), (FLIP, self._flip), (END_TURN, self._end_turn),
+                  (NEXT_TURN, self._next_turn))
+        while True:
+            pending = self._stage != DECIDE
+            if not pending.any():
+                return
+            for stage, handler in stages:
+                idx = np.flatnonzero(self._stage == stage)
+                if idx.size:
+                    handler(idx)
+
+    # ---- decisions -------------------------------------------------------------------------
+    def _play_card(self, idx: np.ndarray, card: np.ndarray) -> None:
+        seat = self.seat[idx]
+        self.hands[idx, seat] &= ~bit(card)
+        self.h[idx] = card
+        self._stage[idx] = RESOLVE_H
+        joker = card >= C.NUM_MONTH_CARDS
+        if joker.any():  # §14.4: the joker goes to the pile, the next stock card stands in
+            j = idx[joker]
+            self._to_pile(j, seat[joker], bit(card[joker]), joker_event=True)
+            sub = self._draw(j)
+            self.h[j] = sub
+            self._stage[j] = np.where(sub >= 0, RESOLVE_H, END_TURN)
+
+    def _shake(self, idx: np.ndarray, action: np.ndarray) -> None:
+        seat = self.seat[idx]
+        month = (action - A.SHAKE).astype(U64)
+        self.revealed[idx, seat] |= self.hands[idx, seat] & (U64(0xF) << (U64(4) * month))
+        self.shakes[idx, seat] += 1
+        self._count(idx, seat, Event.SHAKE)
+
+    def _bomb(self, idx: np.ndarray, action: np.ndarray) -> None:
+        seat = self.seat[idx]
+        month_bits = U64(0xF) << (U64(4) * (action - A.BOMB).astype(U64))
+        self.hands[idx, seat] &= ~month_bits
+        self.layout[idx] &= ~month_bits
+        self.taken[idx] |= month_bits
+        self.pass_tokens[idx, seat] += 2
+        self.bombs[idx, seat] += 1
+        self.h_did[idx] = H_BOMBED
+        self._count(idx, seat, Event.BOMB)
+        if self.rules.bomb_bonus:
+            self.steals[idx] += 1
+        self._stage[idx] = FLIP
+
+    def _pass(self, idx: np.ndarray, _action: np.ndarray) -> None:
+        self.pass_tokens[idx, self.seat[idx]] -= 1
+        self._stage[idx] = FLIP
+
+    def _choose_hand(self, idx: np.ndarray, action: np.ndarray) -> None:
+        self._take_pair(idx, self.h[idx], (action - A.CHOOSE).astype(np.int8))
+        self.h_did[idx] = H_CHOSE
+        self.h_partner[idx] = action - A.CHOOSE
+        self.phase[idx] = Phase.PLAY
+        self._stage[idx] = FLIP
+
+    def _choose_flip(self, idx: np.ndarray, action: np.ndarray) -> None:
+        self._take_pair(idx, self.f[idx], (action - A.CHOOSE).astype(np.int8))
+        self._stage[idx] = END_TURN
+
+    def _go_or_stop(self, idx: np.ndarray, action: np.ndarray) -> None:
+        go = action == A.GO
+        if go.any():
+            g = idx[go]
+            seat = self.seat[g]
+            self.gos[g, seat] += 1
+            self.go_scores[g, seat] = self.scores[g, seat]
+            self.last_go_clock[g, seat] = self.clock[g]
+            self._count(g, seat, Event.GO)
+            self._stage[g] = NEXT_TURN
+        if (~go).any():
+            self._stop(idx[~go])
+
+    # ---- §5 matching -----------------------------------------------------------------------
+    def _resolve_h(self, idx: np.ndarray) -> None:
+        h = self.h[idx]
+        kind, waiting, partner = self._match(idx, h, Phase.CHOOSE_HAND)
+        self.h_did[idx] = kind
+        self.h_partner[idx] = partner
+        self._stage[idx] = np.where(waiting, DECIDE, FLIP)
+
+    def _match(self, idx: np.ndarray, card: np.ndarray, choice_phase: Phase) -> tuple[np.ndarray, ...]:
+        """§5's first table for ``card`` against the layout.
+
+        Returns (what it did, awaiting a choice, the layout card it paired with or -1)."""
+        month = MONTH_OF[card]
+        nibble = month_nibble(self.layout[idx], month)
+        shift = U64(4) * month.astype(U64)
+        n = popcount(nibble)
+        choose = (n == 2) & self._choice[month * 16 + nibble.astype(np.int64)]
+        auto_pick = (n == 2) & ~choose
+        on_layout = nibble << shift
+        target = np.where(auto_pick, lowest_bit(nibble), nibble) << shift  # n == 1: the one card
+        pair = (n == 1) | auto_pick
+        self.layout[idx] |= np.where(n == 0, bit(card), U64(0))
+        self.layout[idx] &= ~np.where(pair, target, np.where(n == 3, on_layout, U64(0)))
+        self.taken[idx] |= np.where(pair | (n == 3), bit(card) | np.where(n == 3, on_layout, target), U64(0))
+        if (n == 3).any():
+            self._stack_capture(idx[n == 3], month[n == 3])
+        if choose.any():
+            c = idx[choose]
+            self.candidates[c] = on_layout[choose]
+            self.taken[c] |= bit(card[choose])  # taken whatever is chosen
+            self.phase[c] = choice_phase
+        kind = np.select([n == 0, n == 1, n == 2, n == 3], [H_PLACED, H_PAIRED, H_CHOSE, H_STACKED])
+        return kind.astype(np.int8), choose, np.where(pair, bit_index(target), -1)
+
+    def _take_pair(self, idx: np.ndarray, card: np.ndarray, target: np.ndarray) -> None:
+        t = bit(target)
+        self.layout[idx] &= ~t
+        self.taken[idx] |= bit(card) | t
+        self.candidates[idx] = 0
+
+    def _stack_capture(self, idx: np.ndarray, month: np.ndarray) -> None:
+        """§6.4: a stack of three taken; a ja-ppuk (own earlier ppuk) steals twice."""
+        seat = self.seat[idx]
+        owner = self.stack_owner[idx, month]
+        ja = owner == seat
+        if self.rules.ja_ppuk == "previous_turn":
+            ja &= self.stack_turn[idx, month] == self.turns[idx, seat] - 1
+        self.stack_owner[idx, month] = -1
+        self.steals[idx] += 1 + ja.astype(np.int8)
+        self._count(idx, seat, Event.STACK_CAPTURE)
+        self._count(idx, seat, Event.JA_PPUK, ja)
+
+    def _draw(self, idx: np.ndarray) -> np.ndarray:
+        """Top stock card of each game, jokers on the way to the pile; -1 when the stock is empty."""
+        card = np.full(idx.size, -1, np.int8)
+        todo = np.arange(idx.size)
+        while todo.size:
+            g = idx[todo]
+            has = self.stock_pos[g] < self.stock_len[g]
+            todo, g = todo[has], g[has]
+            top = self.stock[g, self.stock_pos[g]]
+            self.stock_pos[g] += 1
+            joker = top >= C.NUM_MONTH_CARDS
+            card[todo[~joker]] = top[~joker]
+            if joker.any():
+                self._to_pile(g[joker], self.seat[g[joker]], bit(top[joker]), joker_event=True)
+            todo = todo[joker]
+        return card
+
+    def _flip(self, idx: np.ndarray) -> None:
+        """Flip and resolve the top stock card (§5); skipped when the stock is empty."""
+        f = self._draw(idx)
+        self.f[idx] = f
+        self._stage[idx] = END_TURN
+        has = f >= 0
+        idx, f = idx[has], f[has]
+        h = self.h[idx]
+        same = (h >= 0) & (MONTH_OF[f] == MONTH_OF[np.maximum(h, 0)])
+        if same.any():
+            last = self.stock_pos[idx[same]] == self.stock_len[idx[same]]
+            self._flip_onto_own_month(idx[same], f[same], last)
+        other = ~same
+        if other.any():
+            _, waiting, _ = self._match(idx[other], f[other], Phase.CHOOSE_FLIP)
+            self._stage[idx[other][waiting]] = DECIDE
+
+    def _flip_onto_own_month(self, idx: np.ndarray, f: np.ndarray, last: np.ndarray) -> None:
+        """§5's second table: jjok, ppuk, ttadak (and the korean last-card exceptions)."""
+        seat, h, did = self.seat[idx], self.h[idx], self.h_did[idx]
+        exception = last & self.rules.last_card_exceptions
+        jjok, ttadak = did == H_PLACED, did == H_CHOSE
+        ppuk = (did == H_PAIRED) & ~exception
+        month = MONTH_OF[f]
+        month_bits = U64(0xF) << (U64(4) * month.astype(U64))
+        other = self.layout[idx] & month_bits  # the placed card (jjok) or the one left (ttadak)
+        take = jjok | ttadak
+        self.layout[idx] &= ~np.where(take, other, U64(0))
+        self.taken[idx] |= np.where(~ppuk, bit(f) | np.where(take, other, U64(0)), U64(0))
+        stack = bit(h) | bit(self.h_partner[idx]) | bit(f)
+        self.taken[idx] &= ~np.where(ppuk, stack, U64(0))
+        self.layout[idx] |= np.where(ppuk, stack, U64(0))
+        if ppuk.any():
+            p = idx[ppuk]
+            self.stack_owner[p, month[ppuk]] = seat[ppuk]
+            self.stack_turn[p, month[ppuk]] = self.turns[p, seat[ppuk]]
+        steal_jjok = jjok & ~exception
+        self.steals[idx] += steal_jjok.astype(np.int8) + ttadak
+        self._count(idx, seat, Event.JJOK, steal_jjok)
+        self._count(idx, seat, Event.TTADAK, ttadak)
+        self._count(idx, seat, Event.PPUK, ppuk)
+
+    # ---- §6 end of the turn ----------------------------------------------------------------
+    def _end_turn(self, idx: np.ndarray) -> None:
+        seat = self.seat[idx]
+        taken = self.taken[idx]
+        self._to_pile(idx, seat, taken)
+        self.taken[idx] = 0
+        last_turn = self._cards_out(idx)
+        sweep = (self.layout[idx] == 0) & (taken != 0)
+        if not self.rules.sweep_on_last_turn:
+            sweep &= ~last_turn
+        self.steals[idx] += sweep
+        self._count(idx, seat, Event.SWEEP, sweep)
+        thieves = self.steals[idx] > 0
+        if thieves.any():
+            self._steal(idx[thieves])
+        self._update_scores(idx)
+        self._check_go_stop(idx, last_turn)
+
+    def _cards_out(self, idx: np.ndarray) -> np.ndarray:
+        return (self.stock_pos[idx] == self.stock_len[idx]) & (self.hands[idx] == 0).all(axis=1)
+
+    def _steal(self, idx: np.ndarray) -> None:
+        """Each opponent gives its lowest-value junk card, lowest id first, per steal (§6)."""
+        players, taker = self.rules.players, self.seat[idx]
+        for offset in range(1, players):
+            giver = (taker + offset) % players
+            for round_ in range(int(self.steals[idx].max())):
+                active = self.steals[idx] > round_
+                g, t, gv = idx[active], taker[active], giver[active]
+                card = self._lowest_junk(self.piles[g, gv])
+                self.piles[g, gv] &= ~card
+                self.piles[g, t] |= card
+                self._events.stolen[g, t, gv] |= card
+
+    def _lowest_junk(self, piles: np.ndarray) -> np.ndarray:
+        value2 = U64(C.VALUE2_JUNK)
+        if self.rules.september_dual:
+            as_junk = read_piles(piles, self.rules)["september_as_junk"]
+            value2 = np.where(as_junk, value2 | BIT32, value2)
+        plain, two, three = piles & U64(C.PLAIN_JUNK), piles & value2, piles & U64(C.VALUE3_JUNK)
+        return lowest_bit(np.where(plain != 0, plain, np.where(two != 0, two, three)))
+
+    def _update_scores(self, idx: np.ndarray) -> None:
+        self.scores[idx] = read_piles(self.piles[idx], self.rules)["score"]
+
+    # ---- §8 go or stop ---------------------------------------------------------------------
+    def _check_go_stop(self, idx: np.ndarray, last_turn: np.ndarray) -> None:
+        seat = self.seat[idx]
+        score = self.scores[idx, seat]
+        gos = self.gos[idx, seat]
+        qualifies = (score >= self.rules.target_score) & ((gos == 0) | (score > self.go_scores[idx, seat]))
+        self._stage[idx] = np.where(qualifies | last_turn, DECIDE, NEXT_TURN)
+        self.phase[idx[qualifies & ~last_turn]] = Phase.GO_STOP
+        if (qualifies & last_turn).any():
+            self._stop(idx[qualifies & last_turn])
+        nagari = ~qualifies & last_turn
+        if nagari.any():
+            n = idx[nagari]
+            self._count(n, self.seat[n], Event.NAGARI)
+            self._end_hand(n, Result.NAGARI)
+
+    def _next_turn(self, idx: np.ndarray) -> None:
+        """Play passes to the next seat that can move (§14.2)."""
+        players = self.rules.players
+        seat = self.seat[idx].astype(np.int64)
+        stock_left = self.stock_pos[idx] < self.stock_len[idx]
+        chosen = np.full(idx.size, -1, np.int64)
+        for offset in range(players - 1, 0, -1):  # the nearest seat wins: write it last
+            cand = (seat + offset) % players
+            can = stock_left | (self.hands[idx, cand] != 0)
+            chosen = np.where(can, cand, chosen)
+        self._begin_turn(idx, chosen.astype(np.int8))
+
+    def _begin_turn(self, idx: np.ndarray, seat: np.ndarray) -> None:
+        self.seat[idx] = seat
+        self.turns[idx, seat] += 1
+        self.clock[idx] += 1
+        self.taken[idx] = 0
+        self.steals[idx] = 0
+        self.h[idx] = -1
+        self.h_did[idx] = 0
+        self.h_partner[idx] = -1
+        empty = self.hands[idx, seat] == 0
+        self.phase[idx] = Phase.PLAY
+        self._stage[idx] = np.where(empty, FLIP, DECIDE)
+
+    def _stop(self, idx: np.ndarray) -> None:
+        """The seat to move stops and is paid (§9)."""
+        seat = self.seat[idx]
+        self._count(idx, seat, Event.STOP)
+        self.winner[idx] = seat
+        shares = self._shares(idx)
+        if self.rules.go_bak:
+            shares = self._go_bak(idx, shares)
+        shares[np.arange(idx.size), seat] = 0
+        pay = -shares
+        pay[np.arange(idx.size), seat] = shares.sum(axis=1)
+        self.payments[idx] = pay
+        self._stage[idx] = DECIDE
+        self._end_hand(idx, Result.STOP)
+
+    def _shares(self, idx: np.ndarray) -> np.ndarray:
+        """What each seat owes the winner before go-bak, ``(n, P)`` (the winner's own entry is junk)."""
+        rules, seat, rows = self.rules, self.seat[idx], np.arange(idx.size)
+        read = read_piles(self.piles[idx], rules)
+        won = {k: v[rows, seat] for k, v in read.items()}
+        gos = self.gos[idx, seat].astype(np.int64)
+        if rules.go_multiplier == "once_over_3":
+            go_factor = np.where(gos > 3, 2, 1)
+        else:
+            go_factor = 2 ** np.maximum(gos - 2, 0)
+        exponent = self.shakes[idx, seat].astype(np.int64)
+        if rules.bomb_bonus:
+            exponent += self.bombs[idx, seat]
+        carry = self.carry[idx].astype(np.int64)
+        nagari = 2**carry if rules.nagari_compounding else np.where(carry > 0, 2, 1)
+        chips = (won["score"] + gos) * go_factor * 2**exponent * nagari * np.where(won["animals"] >= 7, 2, 1)
+        bright_bak = (won["bright_points"] > 0)[:, None] & (read["brights"] == 0)
+        pi_bak = (won["junk"] >= 10)[:, None] & (read["junk"] <= rules.pi_bak_threshold)
+        if rules.pi_bak_zero_exempt:
+            pi_bak &= read["junk"] > 0
+        return chips[:, None] * (1 + bright_bak) * (1 + pi_bak)
+
+    def _go_bak(self, idx: np.ndarray, shares: np.ndarray) -> np.ndarray:
+        """korean go-bak (§12, §14.10): see the reference engine's ``_apply_go_bak``."""
+        players, seat, rows = self.rules.players, self.seat[idx], np.arange(idx.size)
+        is_loser = np.arange(players)[None, :] != seat[:, None]
+        goers = is_loser & (self.gos[idx] > 0)
+        if players == 2:
+            return shares * np.where(goers, 2, 1)
+        clocks = np.where(goers, self.last_go_clock[idx], -1)
+        payer = clocks.argmax(axis=1)
+        total = np.where(is_loser, shares, 0).sum(axis=1)
+        moved = np.zeros_like(shares)
+        moved[rows, payer] = total
+        return np.where(goers.any(axis=1)[:, None], moved, shares)
+
+    def _end_hand(self, idx: np.ndarray, result: int) -> None:
+        self.result[idx] = result
+        self.phase[idx] = Phase.DONE
+        self._stage[idx] = DECIDE
+        self._events.payments[idx] = self.payments[idx]
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _to_pile(self, idx: np.ndarray, seat: np.ndarray, cards: np.ndarray, joker_event: bool = False) -> None:
+        self.piles[idx, seat] |= cards
+        self._events.captured[idx, seat] |= cards
+        if joker_event:  # jokers reach the pile mid-turn: the score moves at once
+            self._count(idx, seat, Event.JOKER)
+            self._update_scores(idx)
+
+    def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event, when: np.ndarray | bool = True) -> None:
+        self._events.counts[idx, seat, event] += np.asarray(when, np.int8)
+
+    # ---- §11 legal actions -----------------------------------------------------------------
+    def _compute_legal(self) -> np.ndarray:
+        batch = len(self)
+        legal = np.zeros((batch, 2), U64)
+        play = np.flatnonzero(self.phase == Phase.PLAY)
+        if play.size:
+            legal[play] = self._play_legal(play)
+        choose = (self.phase == Phase.CHOOSE_HAND) | (self.phase == Phase.CHOOSE_FLIP)
+        legal[:, 1] |= np.where(choose, self.candidates << U64(A.CHOOSE - 64), U64(0))
+        legal[:, 1] |= np.where(self.phase == Phase.GO_STOP, GO_STOP_WORD1, U64(0))
+        return legal
+
+    def _play_legal(self, idx: np.ndarray) -> np.ndarray:
+        seat = self.seat[idx]
+        hand = self.hands[idx, seat]
+        words = np.zeros((idx.size, 2), U64)
+        words[:, 0] = hand
+        words[:, 1] = np.where(self.pass_tokens[idx, seat] > 0, ONE << U64(A.PASS - 64), U64(0))
+        counts = nibble_counts(hand & ~self.revealed[idx, seat])
+        threes = counts & (counts >> ONE) & ~(counts >> U64(2)) & NIBBLE_LOW
+        rare = np.flatnonzero(threes)
+        if rare.size:
+            words[rare] |= self._shake_bomb_words(idx[rare], threes[rare])
+        return words
+
+    def _shake_bomb_words(self, idx: np.ndarray, threes: np.ndarray) -> np.ndarray:
+        layout_counts = nibble_counts(self.layout[idx])
+        singles = layout_counts & ~(layout_counts >> ONE) & ~(layout_counts >> U64(2)) & NIBBLE_LOW
+        words = np.zeros((idx.size, 2), np.uint64)
+        for row, (shake, bomb) in enumerate(zip(months_of_flags(threes), months_of_flags(threes & singles))):
+            acts = [A.shake_action(m) for m in shake] + [A.bomb_action(m) for m in bomb]
+            for a in acts:
+                words[row, a >> 6] |= U64(1 << (a & 63))
+        return words
+
+
+def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per game from ``GameBatch.legal_bits``
+    (``NO_ACTION`` where none is legal), without building the boolean mask."""
+    low, high = legal_bits[:, 0], legal_bits[:, 1]
+    n_low, n_high = popcount(low), popcount(high)
+    total = n_low + n_high
+    pick = (rng.random(len(total)) * total).astype(np.int16)
+    in_high = pick >= n_low
+    word = np.where(in_high, high, low)
+    action = _select_bit(word, np.where(in_high, pick - n_low, pick)) + 64 * in_high
+    return np.where(total > 0, action, A.NO_ACTION).astype(np.int64)
+
+
+def _select_bit(word: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Index of the ``rank``-th (from 0) set bit of each word, by binary search on popcounts."""
+    position = np.zeros(len(word), np.int64)
+    rank = rank.astype(np.int64)
+    for width in (32, 16, 8, 4, 2, 1):
+        low_part = (word >> position.astype(U64)) & U64((1 << width) - 1)
+        below = np.bitwise_count(low_part).astype(np.int64)
+        up = rank >= below
+        rank -= np.where(up, below, 0)
+        position += np.where(up, width, 0)
+    return position

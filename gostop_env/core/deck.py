@@ -1,0 +1,95 @@
+"""Deck orders: the deal slices of RULES.md §2, validation, and seeded shuffles.
+
+A deck order is a sequence of the card ids in play, top card first. Seeds only choose
+deck orders; given the deck and the actions a hand is fully determined.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+import numpy as np
+
+from .cards import MONTH, NUM_MONTH_CARDS, card_name
+from .rules import Rules
+
+#: (seat, start, stop) packets of the deal, in dealing order; seat -1 is the layout.
+DEAL_PACKETS = {
+    2: ((1, 0, 5), (0, 5, 10), (-1, 10, 14), (1, 14, 19), (0, 19, 24), (-1, 24, 28)),
+    3: ((1, 0, 4), (2, 4, 8), (0, 8, 12), (-1, 12, 15), (1, 15, 18), (2, 18, 21), (0, 21, 24),
+        (-1, 24, 27)),
+}
+DEALT = {2: 28, 3: 27}
+
+
+def cards_in_play(rules: Rules) -> np.ndarray:
+    """The card ids of a deck under ``rules``: 0..47, then 48 and 49 as jokers are added."""
+    return np.arange(NUM_MONTH_CARDS + rules.jokers, dtype=np.int8)
+
+
+def deal_slices(rules: Rules, deck: Sequence[int]) -> tuple[list[list[int]], list[int], list[int]]:
+    """Split a deck order into (hands by seat, layout, stock) exactly as §2 deals it."""
+    hands: list[list[int]] = [[] for _ in range(rules.players)]
+    layout: list[int] = []
+    for seat, start, stop in DEAL_PACKETS[rules.players]:
+        (layout if seat < 0 else hands[seat]).extend(int(c) for c in deck[start:stop])
+    return hands, layout, [int(c) for c in deck[DEALT[rules.players]:]]
+
+
+def replace_layout_jokers(layout: list[int], stock: list[int]) -> tuple[list[int], list[int], list[int]]:
+    """§3.1: jokers dealt to the layout leave it, each replaced by the top stock card.
+
+    Returns (layout, stock, jokers moved to the dealer's pile).
+    """
+    layout, stock, jokers = list(layout), list(stock), []
+    while any(c >= NUM_MONTH_CARDS for c in layout):
+        i = next(i for i, c in enumerate(layout) if c >= NUM_MONTH_CARDS)
+        jokers.append(layout[i])
+        layout[i] = stock.pop(0)
+    return layout, stock, jokers
+
+
+def void_month(rules: Rules, deck: Sequence[int]) -> int | None:
+    """The month index that makes this deal void (four on the layout after §3.1), or None."""
+    _, layout, stock = deal_slices(rules, deck)
+    layout, _, _ = replace_layout_jokers(layout, stock)
+    counts = Counter(int(MONTH[c]) for c in layout)
+    full = [m for m, n in counts.items() if n == 4]
+    return full[0] if full else None
+
+
+def validate_deck(rules: Rules, deck: Sequence[int]) -> np.ndarray:
+    """Check an explicit deck order; return it as an int8 array or raise ValueError saying why."""
+    expected = cards_in_play(rules)
+    values = [int(c) for c in deck]
+    if len(values) != len(expected):
+        raise ValueError(
+            f"deck has {len(values)} cards; with {rules.jokers} joker(s) it must have {len(expected)}"
+        )
+    unknown = sorted({c for c in values if not 0 <= c < len(expected)})
+    if unknown:
+        raise ValueError(f"deck has unknown card id(s) {unknown} for {rules.jokers} joker(s): ids are 0..{len(expected) - 1}")
+    duplicates = sorted(c for c, n in Counter(values).items() if n > 1)
+    if duplicates:
+        raise ValueError(f"deck has duplicate card id(s) {duplicates}")
+    month = void_month(rules, values)
+    if month is not None:
+        raise ValueError(
+            f"deck deals all four cards of month {month + 1} to the layout "
+            f"({', '.join(card_name(4 * month + s) for s in range(4))}): a void deal"
+        )
+    return np.asarray(values, dtype=np.int8)
+
+
+def shuffled_decks(rules: Rules, rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` random deck orders (``(count, deck_size)`` int8), void deals redrawn (§3.2)."""
+    decks = rng.permuted(np.tile(cards_in_play(rules), (count, 1)), axis=1)
+    for i in range(count):
+        while void_month(rules, decks[i]) is not None:
+            decks[i] = rng.permutation(cards_in_play(rules))
+    return decks
+
+
+def decks_from_seeds(rules: Rules, seeds: Sequence[int]) -> np.ndarray:
+    """One deck order per seed: game ``i`` is ``shuffled_decks(rules, default_rng(seeds[i]), 1)``."""
+    return np.stack([shuffled_decks(rules, np.random.default_rng(int(s)), 1)[0] for s in seeds])

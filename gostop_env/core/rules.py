@@ -1,0 +1,133 @@
+"""The rule set: every option of RULES.md §12 as one frozen value, with the presets.
+
+Build one with :func:`Rules.preset` (``Rules.preset("korean", players=3)``), or with
+``Rules(...)`` for the ``seed`` defaults plus overrides. A bad option raises
+``ValueError`` naming the option and what is allowed.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+PRESETS = ("seed", "korean")
+GO_MULTIPLIERS = ("once_over_3", "doubling_from_3")
+JA_PPUK_MODES = ("previous_turn", "any_turn")
+CHOICE_RULES = ("distinct", "always")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule option. Defaults are the ``seed`` preset with 2 players.
+
+    Attributes:
+        players: 2 or 3 seats; seat 0 deals and moves first.
+        target: points needed to go or stop; ``None`` means 7 with 2 players, 3 with 3.
+        jokers: jokers in the deck (0, 1 or 2); card 48 is used first, then 49.
+        go_multiplier: ``"once_over_3"`` (×2 once when gos > 3) or
+            ``"doubling_from_3"`` (×2^(gos−2) from the third go).
+        go_bak: a loser who said go pays for the other losers (korean).
+        bomb_bonus: a bomb also counts as a shake and takes 1 junk from each opponent.
+        ja_ppuk: ``"previous_turn"`` (the capturer's own immediately preceding turn)
+            or ``"any_turn"`` (any earlier turn of the capturer).
+        pi_bak_threshold: a loser with junk value at most this pays double (pi-bak).
+        pi_bak_zero_exempt: a loser with no junk at all is exempt from pi-bak.
+        nagari_compounding: ×2 per consecutive nagari instead of ×2 once.
+        september_dual: card 32 counts as double junk whenever that scores higher.
+        sweep_on_last_turn: a sweep on the hand's last turn still steals.
+        last_card_exceptions: on the flip of the last stock card a would-be ppuk takes
+            all three cards and a would-be jjok steals nothing.
+        choice_rule: ``"distinct"`` offers a choice between two layout cards only when
+            they differ in kind or junk value (else the lower id is taken);
+            ``"always"`` always offers it.
+    """
+
+    players: int = 2
+    target: int | None = None
+    jokers: int = 0
+    go_multiplier: str = "once_over_3"
+    go_bak: bool = False
+    bomb_bonus: bool = False
+    ja_ppuk: str = "previous_turn"
+    pi_bak_threshold: int = 5
+    pi_bak_zero_exempt: bool = False
+    nagari_compounding: bool = False
+    september_dual: bool = False
+    sweep_on_last_turn: bool = True
+    last_card_exceptions: bool = False
+    choice_rule: str = "distinct"
+
+    def __post_init__(self) -> None:
+        _check_choice("players", self.players, (2, 3))
+        _check_choice("jokers", self.jokers, (0, 1, 2))
+        _check_choice("go_multiplier", self.go_multiplier, GO_MULTIPLIERS)
+        _check_choice("ja_ppuk", self.ja_ppuk, JA_PPUK_MODES)
+        _check_choice("choice_rule", self.choice_rule, CHOICE_RULES)
+        if self.target is not None and not (_is_int(self.target) and self.target >= 1):
+            raise ValueError(f"option 'target' must be a positive integer or None, got {self.target!r}")
+        if not (_is_int(self.pi_bak_threshold) and 0 <= self.pi_bak_threshold < 26):
+            raise ValueError(
+                f"option 'pi_bak_threshold' must be an integer 0..25, got {self.pi_bak_threshold!r}"
+            )
+        for name in _BOOL_OPTIONS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"option {name!r} must be True or False, got {getattr(self, name)!r}")
+
+    @property
+    def target_score(self) -> int:
+        """The go/stop target in force: ``target``, or 7 with 2 players and 3 with 3."""
+        if self.target is not None:
+            return self.target
+        return 7 if self.players == 2 else 3
+
+    @property
+    def hand_size(self) -> int:
+        """Cards dealt to each hand (§2)."""
+        return 10 if self.players == 2 else 7
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in play: 48 plus the jokers."""
+        return 48 + self.jokers
+
+    @classmethod
+    def preset(cls, name: str = "seed", players: int = 2, **overrides: Any) -> "Rules":
+        """The named preset (``"seed"`` or ``"korean"``) for ``players`` seats, with overrides."""
+        _check_choice("preset", name, PRESETS)
+        _check_choice("players", players, (2, 3))
+        values: dict[str, Any] = dict(players=players)
+        if name == "korean":
+            values.update(_KOREAN, pi_bak_threshold=7 if players == 2 else 5)
+        unknown = sorted(set(overrides) - _FIELD_NAMES)
+        if unknown:
+            raise ValueError(f"unknown rule option(s) {unknown}; options are {sorted(_FIELD_NAMES)}")
+        values.update(overrides)
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of every option (for saved games and logs)."""
+        return dataclasses.asdict(self)
+
+
+_KOREAN = dict(
+    go_multiplier="doubling_from_3",
+    go_bak=True,
+    bomb_bonus=True,
+    ja_ppuk="any_turn",
+    pi_bak_zero_exempt=True,
+    nagari_compounding=True,
+    september_dual=True,
+    sweep_on_last_turn=False,
+    last_card_exceptions=True,
+)
+_FIELD_NAMES = {f.name for f in dataclasses.fields(Rules)}
+_BOOL_OPTIONS = tuple(f.name for f in dataclasses.fields(Rules) if f.type in ("bool", bool))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if isinstance(value, bool) or value not in allowed:
+        raise ValueError(f"option {name!r} must be one of {list(allowed)}, got {value!r}")

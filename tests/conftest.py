@@ -1,0 +1,95 @@
+"""Shared helpers: run one scenario on both engines in lock-step."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gostop_env.core import GameBatch, ReferenceGame, Rules
+from gostop_env.core.deck import DEAL_PACKETS, DEALT, cards_in_play
+from gostop_env.core.position import Position
+
+PRESETS = ("seed", "korean")
+
+
+class Both:
+    """A reference game and a one-game batch, stepped together and compared at every step."""
+
+    def __init__(self, ref: ReferenceGame, batch: GameBatch):
+        self.ref, self.batch = ref, batch
+        assert batch.deal_events.game(0).as_tuple() == ref.deal_events.as_tuple()
+        self.check()
+
+    def check(self) -> None:
+        a, b = self.ref.snapshot(), self.batch.snapshot(0)
+        diffs = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+        assert not diffs, f"engines disagree (reference, batch): {diffs}"
+        assert (self.batch.legal_action_mask()[0] == self.ref.legal_action_mask()).all()
+
+    def step(self, *actions: int):
+        """Apply actions in turn on both engines; return the reference's events of the last."""
+        events = None
+        for action in actions:
+            events = self.ref.step(action)
+            batch_events = self.batch.step([action]).game(0)
+            assert events.as_tuple() == batch_events.as_tuple(), (events, batch_events)
+            self.check()
+        return events
+
+    def __getattr__(self, name):
+        return getattr(self.ref, name)
+
+
+def from_deck(rules: Rules, deck, carry: int = 0) -> Both:
+    return Both(ReferenceGame(rules, deck, carry), GameBatch.from_decks(rules, [deck], carry))
+
+
+def from_position(rules: Rules, position: Position) -> Both:
+    return Both(ReferenceGame.from_position(rules, position), GameBatch.from_positions(rules, [position]))
+
+
+def stacked_deck(rules: Rules, hands: dict[int, list[int]] | None = None, layout=(), stock=()) -> list[int]:
+    """A deck order dealing the given cards to those hands, the layout and the top of the stock;
+    every other place gets the remaining cards, months interleaved (0, 4, 8, ..., 1, 5, ...)."""
+    hands = hands or {}
+    slots = {seat: [] for seat in range(-1, rules.players)}
+    for seat, start, stop in DEAL_PACKETS[rules.players]:
+        slots[seat].extend(range(start, stop))
+    deck = [None] * rules.deck_size
+    wanted = {seat: list(cards) for seat, cards in hands.items()} | {-1: list(layout)}
+    for seat, cards in wanted.items():
+        for place, card in zip(slots[seat], cards):
+            deck[place] = card
+    for offset, card in enumerate(stock):
+        deck[DEALT[rules.players] + offset] = card
+    spread = sorted(cards_in_play(rules).tolist(), key=lambda c: (c % 4, c))
+    rest = iter(c for c in spread if c not in set(deck))
+    return [c if c is not None else next(rest) for c in deck]
+
+
+def position(rules: Rules, hands, layout=(), stock=(), piles=None, rest_to="stock", **kw) -> Position:
+    """A position with the given cards; every card not named goes to the bottom of the stock
+    (``rest_to="stock"``) or to seat ``rest_to``'s capture pile."""
+    hands = [list(hands.get(s, [])) for s in range(rules.players)] if isinstance(hands, dict) else hands
+    piles = [list(piles.get(s, [])) for s in range(rules.players)] if isinstance(piles, dict) else piles
+    piles = piles or [[] for _ in range(rules.players)]
+    named = {c for h in hands for c in h} | set(layout) | set(stock) | {c for p in piles for c in p}
+    rest = [c for c in cards_in_play(rules).tolist() if c not in named]
+    stock = list(stock)
+    if rest_to == "stock":
+        stock += rest
+    else:
+        piles[rest_to] = piles[rest_to] + rest
+    return Position(hands=hands, layout=list(layout), stock=stock, piles=piles, **kw)
+
+
+@pytest.fixture(params=PRESETS)
+def preset(request) -> str:
+    return request.param
+
+
+def rules_of(preset: str, players: int = 2, **kw) -> Rules:
+    return Rules.preset(preset, players=players, **kw)
+
+
+def np_rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)

@@ -1,0 +1,1 @@
+"""Training scripts for Go-Stop agents: filled in with the training issue."""
