@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import functools
+
 import numpy as np
 
 from . import actions as A
@@ -45,27 +47,53 @@ GROUPS = tuple(U64(C.bits(g)) for g in C.RIBBON_GROUPS.values())
 BIT32 = U64(1 << C.SEPTEMBER_ANIMAL)
 
 
-def _choice_table(rules: Rules) -> np.ndarray:
-    """needs_choice[month * 16 + nibble] for a nibble of two layout cards (§5, §14.13)."""
-    table = np.zeros(12 * 16, bool)
+ALL = U64(0xFFFFFFFFFFFFFFFF)
+NONE = U64(0)
+_SHIFT_OF = np.array([4 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], U64)
+_KEY_BASE = np.array([16 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], np.int64)
+
+
+@functools.lru_cache(maxsize=None)
+def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
+    """§5's first table for a card against the layout's cards of its month, precomputed
+    for every key ``16 * month + nibble`` (nibble: which of the month's cards lie there).
+
+    ``pick``: the layout cards the card takes (none when a choice is needed);
+    ``place``: all-ones when the card is placed; ``take``: all-ones when it takes;
+    ``choose``: a choice between two is asked (§5 [gap], §14.13); ``did``: the h_did code;
+    ``partner``: the card it pairs with, or -1.
+    """
+    size = 12 * 16
+    t = dict(pick=np.zeros(size, U64), place=np.zeros(size, U64), take=np.zeros(size, U64),
+             choose=np.zeros(size, bool), did=np.zeros(size, np.int8), partner=np.full(size, -1, np.int8),
+             count=np.zeros(size, np.int8))
     for month in range(12):
         for nibble in range(16):
-            two = [4 * month + s for s in range(4) if nibble >> s & 1]
-            if len(two) == 2:
-                a, b = two
-                differ = C.KIND[a] != C.KIND[b] or C.JUNK_VALUE[a] != C.JUNK_VALUE[b]
-                table[month * 16 + nibble] = differ or rules.choice_rule == "always"
-    return table
+            key, on = 16 * month + nibble, [4 * month + s for s in range(4) if nibble >> s & 1]
+            t["count"][key] = len(on)
+            t["did"][key] = (H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_STACKED)[len(on)]
+            differ = len(on) == 2 and (C.KIND[on[0]] != C.KIND[on[1]] or C.JUNK_VALUE[on[0]] != C.JUNK_VALUE[on[1]])
+            t["choose"][key] = len(on) == 2 and (differ or choice_rule == "always")
+            taken = on[:1] if len(on) in (1, 2) else on
+            if len(on) == 0 or t["choose"][key]:
+                taken = []
+            t["pick"][key] = C.bits(taken)
+            t["take"][key] = ALL if taken else NONE
+            t["place"][key] = ALL if not on else NONE
+            t["partner"][key] = on[0] if len(on) in (1, 2) and taken else -1
+    return t
 
 
 def popcount(x: np.ndarray) -> np.ndarray:
     return np.bitwise_count(x).astype(np.int16)
 
 
+_BIT_OF = np.array([0] + [1 << c for c in range(C.NUM_CARDS)], U64)  # index card + 1
+
+
 def bit(card: np.ndarray) -> np.ndarray:
     """Bitboards of single cards; card -1 gives 0."""
-    card = np.asarray(card)
-    return np.where(card >= 0, ONE << np.maximum(card, 0).astype(U64), U64(0))
+    return _BIT_OF[np.asarray(card, np.int64) + 1]
 
 
 def lowest_bit(x: np.ndarray) -> np.ndarray:
@@ -88,9 +116,12 @@ def nibble_counts(board: np.ndarray) -> np.ndarray:
     return (x & M2) + ((x >> U64(2)) & M2)
 
 
-def months_of_flags(flags: np.ndarray) -> list[list[int]]:
-    """Month indices whose nibble flag (bit 4m) is set, per game."""
-    return [[m for m in range(12) if int(f) >> (4 * m) & 1] for f in flags]
+def months_of_flags(flags: np.ndarray) -> np.ndarray:
+    """12-bit month masks (bit m) from nibble flags (bit 4m), per game."""
+    months = np.zeros(flags.shape, U64)
+    for m in range(12):
+        months |= ((flags >> U64(4 * m)) & ONE) << U64(m)
+    return months
 
 
 def read_piles(piles: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
@@ -162,7 +193,7 @@ class GameBatch:
     def _allocate(self, rules: Rules, batch: int, stock: np.ndarray, carry: np.ndarray | int) -> None:
         players = rules.players
         self.rules = rules
-        self._choice = _choice_table(rules)
+        self._tables = _match_tables(rules.choice_rule)
         self.hands = np.zeros((batch, players), U64)
         self.layout = np.zeros(batch, U64)
         self.stock = np.ascontiguousarray(stock, dtype=np.int8)
@@ -348,7 +379,7 @@ class GameBatch:
     def select(self, index: np.ndarray | Sequence[int] | slice) -> "GameBatch":
         """A new batch of the chosen games (an index array, boolean mask or slice), copied."""
         new = object.__new__(GameBatch)
-        new.rules, new._choice = self.rules, self._choice
+        new.rules, new._tables = self.rules, self._tables
         for name in _FIELDS + ("_legal", "_stage"):
             setattr(new, name, np.array(getattr(self, name)[index]))
         new.deal_events = new._events = BatchEvents.empty(len(new.phase), self.rules.players)
@@ -371,6 +402,19 @@ class GameBatch:
             setattr(new, name, np.concatenate(parts))
         new.deal_events = new._events = BatchEvents.empty(len(new.phase), rules.players)
         return new
+
+    def reset_games(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray | int = 0) -> BatchEvents:
+        """Deal new hands from ``decks`` into the games at ``index``, in place (auto-reset);
+        returns the deal events of those games (a batch of ``len(index)``)."""
+        index = np.asarray(index, np.int64).reshape(-1)
+        fresh = GameBatch(self.rules, decks, carry)
+        if len(fresh) != index.size:
+            raise ValueError(f"{index.size} games to reset but {len(fresh)} decks given")
+        if fresh.stock.shape[1] != self.stock.shape[1]:
+            raise ValueError("decks do not fit this batch's stock width")
+        for name in _FIELDS + ("_legal", "_stage"):
+            getattr(self, name)[index] = getattr(fresh, name)
+        return fresh.deal_events
 
     # ---- taking a step -----------------------------------------------------------------
     def step(self, actions: np.ndarray | Sequence[int]) -> BatchEvents:
@@ -499,27 +543,22 @@ class GameBatch:
         """§5's first table for ``card`` against the layout.
 
         Returns (what it did, awaiting a choice, the layout card it paired with or -1)."""
-        month = MONTH_OF[card]
-        nibble = month_nibble(self.layout[idx], month)
-        shift = U64(4) * month.astype(U64)
-        n = popcount(nibble)
-        choose = (n == 2) & self._choice[month * 16 + nibble.astype(np.int64)]
-        auto_pick = (n == 2) & ~choose
-        on_layout = nibble << shift
-        target = np.where(auto_pick, lowest_bit(nibble), nibble) << shift  # n == 1: the one card
-        pair = (n == 1) | auto_pick
-        self.layout[idx] |= np.where(n == 0, bit(card), U64(0))
-        self.layout[idx] &= ~np.where(pair, target, np.where(n == 3, on_layout, U64(0)))
-        self.taken[idx] |= np.where(pair | (n == 3), bit(card) | np.where(n == 3, on_layout, target), U64(0))
-        if (n == 3).any():
-            self._stack_capture(idx[n == 3], month[n == 3])
+        t = self._tables
+        layout = self.layout[idx]
+        key = _KEY_BASE[card] + ((layout >> _SHIFT_OF[card]) & U64(0xF)).astype(np.int64)
+        card_bit, pick = _BIT_OF[card.astype(np.int64) + 1], t["pick"][key]
+        self.layout[idx] = (layout & ~pick) | (card_bit & t["place"][key])
+        self.taken[idx] |= (card_bit | pick) & t["take"][key]
+        stack = np.flatnonzero(t["count"][key] == 3)
+        if stack.size:
+            self._stack_capture(idx[stack], MONTH_OF[card[stack]])
+        choose = t["choose"][key]
         if choose.any():
             c = idx[choose]
-            self.candidates[c] = on_layout[choose]
-            self.taken[c] |= bit(card[choose])  # taken whatever is chosen
+            self.candidates[c] = layout[choose] & (U64(0xF) << _SHIFT_OF[card[choose]])
+            self.taken[c] |= card_bit[choose]  # taken whatever is chosen
             self.phase[c] = choice_phase
-        kind = np.select([n == 0, n == 1, n == 2, n == 3], [H_PLACED, H_PAIRED, H_CHOSE, H_STACKED])
-        return kind.astype(np.int8), choose, np.where(pair, bit_index(target), -1)
+        return t["did"][key], choose, t["partner"][key]
 
     def _take_pair(self, idx: np.ndarray, card: np.ndarray, target: np.ndarray) -> None:
         t = bit(target)
@@ -778,13 +817,13 @@ class GameBatch:
         return words
 
     def _shake_bomb_words(self, idx: np.ndarray, threes: np.ndarray) -> np.ndarray:
+        """Shake and bomb action bits for games holding three unshaken cards of a month."""
         layout_counts = nibble_counts(self.layout[idx])
         singles = layout_counts & ~(layout_counts >> ONE) & ~(layout_counts >> U64(2)) & NIBBLE_LOW
-        words = np.zeros((idx.size, 2), np.uint64)
-        for row, (shake, bomb) in enumerate(zip(months_of_flags(threes), months_of_flags(threes & singles))):
-            acts = [A.shake_action(m) for m in shake] + [A.bomb_action(m) for m in bomb]
-            for a in acts:
-                words[row, a >> 6] |= U64(1 << (a & 63))
+        shakes, bombs = months_of_flags(threes), months_of_flags(threes & singles)
+        words = np.zeros((idx.size, 2), U64)
+        words[:, 0] = (shakes << U64(A.SHAKE)) | (bombs << U64(A.BOMB))  # bombs of months 0, 1
+        words[:, 1] = bombs >> U64(64 - A.BOMB)
         return words
 
 

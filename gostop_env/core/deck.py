@@ -84,10 +84,18 @@ def validate_deck(rules: Rules, deck: Sequence[int]) -> np.ndarray:
 def shuffled_decks(rules: Rules, rng: np.random.Generator, count: int) -> np.ndarray:
     """``count`` random deck orders (``(count, deck_size)`` int8), void deals redrawn (§3.2)."""
     decks = rng.permuted(np.tile(cards_in_play(rules), (count, 1)), axis=1)
-    for i in range(count):
+    for i in np.flatnonzero(_maybe_void(rules, decks)):
         while void_month(rules, decks[i]) is not None:
             decks[i] = rng.permutation(cards_in_play(rules))
     return decks
+
+
+def _maybe_void(rules: Rules, decks: np.ndarray) -> np.ndarray:
+    """Decks that may deal a void layout: four of a month, or a joker, in the layout slices."""
+    layout = np.concatenate([decks[:, a:b] for seat, a, b in DEAL_PACKETS[rules.players] if seat < 0], axis=1)
+    months = MONTH[layout.astype(np.int64)]
+    four = (months[:, :, None] == np.arange(12)).sum(axis=1).max(axis=1) == 4
+    return four | (months < 0).any(axis=1)
 
 
 def decks_from_seeds(rules: Rules, seeds: Sequence[int]) -> np.ndarray:

@@ -1,0 +1,82 @@
+"""Throughput of the rules engines under random legal play, printed as a markdown table.
+
+Vectorised core at batch 1, 64, 1024 and 4096 (finished games are dealt again in place,
+so the batch stays full; dealing is included) and the reference engine, with 2 and 3
+players, ``seed`` preset. Decisions are actions taken by the seat to move; random legal
+actions come from ``random_legal_actions`` on the core's legal-action bitmask (the
+reference engine picks from ``legal_actions()``). Peak memory is tracemalloc's peak over
+a separate short run of the same loop (tracing slows NumPy too much to time with it on). Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--batches 1,64,1024,4096]``.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import tracemalloc
+
+import numpy as np
+
+from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
+from gostop_env.core.deck import shuffled_decks
+
+
+def peak_mib(run, *args) -> float:
+    """tracemalloc's peak while ``run(*args)`` runs."""
+    tracemalloc.start()
+    run(*args)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return peak
+
+
+def run_core(rules: Rules, batch_size: int, seconds: float, seed: int = 0) -> tuple[float, float]:
+    """Random play on the core for about ``seconds``; returns (hands/s, decisions/s)."""
+    rng = np.random.default_rng(seed)
+    batch = GameBatch.from_seed(rules, rng, batch_size)
+    hands = decisions = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        for _ in range(20):
+            actions = random_legal_actions(batch.legal_bits, rng)
+            decisions += int(np.count_nonzero(actions >= 0))
+            batch.step(actions)
+            done = np.flatnonzero(batch.done)
+            if done.size:
+                hands += done.size
+                batch.reset_games(done, shuffled_decks(rules, rng, done.size))
+    return hands / elapsed, decisions / elapsed
+
+
+def run_reference(rules: Rules, seconds: float, seed: int = 0) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    hands = decisions = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        game = ReferenceGame(rules, shuffled_decks(rules, rng, 1)[0])
+        while not game.done:
+            legal = game.legal_actions()
+            game.step(legal[int(rng.integers(len(legal)))])
+            decisions += 1
+        hands += 1
+    return hands / elapsed, decisions / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per row (default 3)")
+    parser.add_argument("--batches", default="1,64,1024,4096")
+    args = parser.parse_args()
+    print("| engine | players | batch | hands/s | decisions/s | peak MiB |")
+    print("|---|---|---|---|---|---|")
+    for players in (2, 3):
+        rules = Rules(players=players)
+        for batch_size in (int(b) for b in args.batches.split(",")):
+            hands, decisions = run_core(rules, batch_size, args.seconds)
+            peak = peak_mib(run_core, rules, batch_size, 0.0)
+            print(f"| core | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {peak:.1f} |", flush=True)
+        hands, decisions = run_reference(rules, args.seconds)
+        peak = peak_mib(run_reference, rules, 0.0)
+        print(f"| reference | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {peak:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
