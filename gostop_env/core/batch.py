@@ -24,7 +24,7 @@ from . import actions as A
 from . import cards as C
 from .actions import IllegalActionError, Phase
 from .deck import DEAL_PACKETS, DEALT, decks_from_seeds, shuffled_decks, validate_deck
-from .events import BatchEvents, Event
+from .events import NUM_EVENTS, BatchEvents, Event
 from .position import Position
 from .reference import BOMBED, CHOSE, PAIRED, PLACED, STACKED, Result
 from .rules import Rules
@@ -38,7 +38,7 @@ _H_DID = {None: 0, PLACED: 1, PAIRED: 2, CHOSE: 3, STACKED: 4, BOMBED: 5}
 H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (_H_DID[k] for k in (PLACED, PAIRED, CHOSE, STACKED, BOMBED))
 
 # Stages of a turn inside a step.
-DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN = range(5)
+DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = range(6)
 
 MONTH_OF = C.MONTH.astype(np.int64)
 BRIGHT_POINTS = np.array([0, 0, 0, 0, 0, 0, 3, 2, 4, 4, 15, 15], np.int16)  # [brights*2 + rain]
@@ -96,6 +96,11 @@ def bit(card: np.ndarray) -> np.ndarray:
     return _BIT_OF[np.asarray(card, np.int64) + 1]
 
 
+def flat(array: np.ndarray) -> np.ndarray:
+    """A flat view of a contiguous per-seat array, indexed by :meth:`GameBatch._slot`."""
+    return array.reshape(-1)
+
+
 def lowest_bit(x: np.ndarray) -> np.ndarray:
     return x & (~x + ONE)
 
@@ -117,10 +122,14 @@ def nibble_counts(board: np.ndarray) -> np.ndarray:
 
 
 def months_of_flags(flags: np.ndarray) -> np.ndarray:
-    """12-bit month masks (bit m) from nibble flags (bit 4m), per game."""
+    """12-bit month masks (bit m) from nibble flags (bit 4m), per game.
+
+    Four months at a time: multiplying bits 0, 4, 8, 12 by 0b1001001001 moves bit 4i
+    to bit 9 + i, with no other product bit landing on bits 9..12."""
     months = np.zeros(flags.shape, U64)
-    for m in range(12):
-        months |= ((flags >> U64(4 * m)) & ONE) << U64(m)
+    for chunk in range(3):
+        four = (flags >> U64(16 * chunk)) & U64(0x1111)
+        months |= (((four * U64(0x249)) >> U64(9)) & U64(0xF)) << U64(4 * chunk)
     return months
 
 
@@ -160,6 +169,19 @@ def _read(piles: np.ndarray, september_as_junk: bool) -> dict[str, np.ndarray]:
                 junk=junk, september_as_junk=september)
 
 
+#: Per-game fields: (dtype, per seat, initial value). ``stock``, ``stack_owner`` and
+#: ``stack_turn`` are set apart.
+_INITIAL = dict(
+    hands=(U64, True, 0), piles=(U64, True, 0), revealed=(U64, True, 0), layout=(U64, False, 0),
+    stock_pos=(np.int16, False, 0), stock_len=(np.int16, False, 0), shakes=(np.int8, True, 0),
+    bombs=(np.int8, True, 0), pass_tokens=(np.int8, True, 0), gos=(np.int8, True, 0),
+    go_scores=(np.int16, True, 0), last_go_clock=(np.int16, True, -1), turns=(np.int16, True, 0),
+    scores=(np.int16, True, 0), payments=(np.int64, True, 0), clock=(np.int16, False, 0),
+    seat=(np.int8, False, 0), phase=(np.int8, False, Phase.PLAY), candidates=(U64, False, 0),
+    result=(np.int8, False, Result.ONGOING), winner=(np.int8, False, -1), carry=(np.int16, False, 0),
+    taken=(U64, False, 0), steals=(np.int8, False, 0), h=(np.int8, False, -1), h_did=(np.int8, False, 0),
+    h_partner=(np.int8, False, -1), f=(np.int8, False, -1), _stage=(np.int8, False, DECIDE),
+)
 _FIELDS = (
     "hands", "piles", "layout", "stock", "stock_pos", "stock_len", "revealed", "shakes", "bombs",
     "pass_tokens", "gos", "go_scores", "last_go_clock", "turns", "clock", "stack_owner",
@@ -179,51 +201,45 @@ class GameBatch:
     def __init__(self, rules: Rules, decks: np.ndarray, carry: np.ndarray | int = 0):
         """Deal ``decks`` (``(B, deck_size)``, assumed valid: use :meth:`from_decks` to check)."""
         decks = np.asarray(decks, np.int8)
-        self._allocate(rules, len(decks), decks[:, DEALT[rules.players]:], carry)
-        for seat, start, stop in DEAL_PACKETS[rules.players]:
-            packet = np.bitwise_or.reduce(bit(decks[:, start:stop]), axis=1)
-            if seat < 0:
-                self.layout |= packet
-            else:
-                self.hands[:, seat] |= packet
-        self._deal()
-        self.deal_events = self._events
-        self._legal = self._compute_legal()
+        self._allocate(rules, len(decks), decks.shape[1] - DEALT[rules.players])
+        self.deal_events = self._deal_into(np.arange(len(decks)), decks, carry)
 
-    def _allocate(self, rules: Rules, batch: int, stock: np.ndarray, carry: np.ndarray | int) -> None:
-        players = rules.players
+    def _allocate(self, rules: Rules, batch: int, stock_width: int) -> None:
+        """Arrays for ``batch`` games, every field at its initial value."""
         self.rules = rules
         self._tables = _match_tables(rules.choice_rule)
-        self.hands = np.zeros((batch, players), U64)
-        self.layout = np.zeros(batch, U64)
-        self.stock = np.ascontiguousarray(stock, dtype=np.int8)
-        self.stock_pos = np.zeros(batch, np.int16)
-        self.stock_len = (self.stock >= 0).sum(axis=1).astype(np.int16)
-        z = lambda dtype: np.zeros((batch, players), dtype)  # noqa: E731
-        self.piles, self.revealed = z(U64), z(U64)
-        self.shakes, self.bombs, self.pass_tokens, self.gos = z(np.int8), z(np.int8), z(np.int8), z(np.int8)
-        self.go_scores, self.turns, self.scores = z(np.int16), z(np.int16), z(np.int16)
-        self.last_go_clock = np.full((batch, players), -1, np.int16)
-        self.clock = np.zeros(batch, np.int16)
+        for name, (dtype, per_seat, value) in _INITIAL.items():
+            shape = (batch, rules.players) if per_seat else (batch,)
+            setattr(self, name, np.full(shape, value, dtype))
+        self.stock = np.full((batch, stock_width), -1, np.int8)
         self.stack_owner = np.full((batch, 12), -1, np.int8)
         self.stack_turn = np.zeros((batch, 12), np.int16)
-        self.seat = np.zeros(batch, np.int8)
-        self.phase = np.full(batch, Phase.PLAY, np.int8)
-        self.candidates = np.zeros(batch, U64)
-        self.result = np.zeros(batch, np.int8)
-        self.winner = np.full(batch, -1, np.int8)
-        self.payments = z(np.int64)
-        self.carry = np.broadcast_to(np.asarray(carry, np.int16), (batch,)).copy()
-        if (self.carry < 0).any():
+        self._legal = np.zeros((batch, 2), U64)
+        self._new_events()
+
+    def _deal_into(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray | int) -> BatchEvents:
+        """Reset games ``index`` to the start of the hands dealt by ``decks`` (§2, §3);
+        returns their deal events."""
+        carry = np.broadcast_to(np.asarray(carry, np.int16), index.shape)
+        if (carry < 0).any():
             raise ValueError("carry must be >= 0")
-        self.taken = np.zeros(batch, U64)
-        self.steals = np.zeros(batch, np.int8)
-        self.h = np.full(batch, -1, np.int8)
-        self.h_did = np.zeros(batch, np.int8)
-        self.h_partner = np.full(batch, -1, np.int8)
-        self.f = np.full(batch, -1, np.int8)
-        self._stage = np.zeros(batch, np.int8)
-        self._events = BatchEvents.empty(batch, players)
+        self._new_events()
+        for name, (_, _, value) in _INITIAL.items():
+            getattr(self, name)[index] = value
+        self.stack_owner[index], self.stack_turn[index] = -1, 0
+        self.carry[index] = carry
+        self.stock[index] = decks[:, DEALT[self.rules.players]:]
+        self.stock_len[index] = decks.shape[1] - DEALT[self.rules.players]
+        for seat, start, stop in DEAL_PACKETS[self.rules.players]:
+            packet = np.bitwise_or.reduce(bit(decks[:, start:stop]), axis=1)
+            if seat < 0:
+                self.layout[index] |= packet
+            else:
+                self.hands[index, seat] |= packet
+        self._deal(index)
+        self._flush_counts()
+        self._legal[index] = self._compute_legal(index)
+        return self._events.rows(index)
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
@@ -259,10 +275,9 @@ class GameBatch:
         filled = [p.filled(rules) for p in positions]
         if not filled:
             raise ValueError("no positions given: a batch needs at least one game")
-        width = max(len(p.stock) for p in filled)
-        stock = np.array([p.stock + [-1] * (width - len(p.stock)) for p in filled], np.int8).reshape(len(filled), width)
+        width = max([len(p.stock) for p in filled] + [rules.deck_size - DEALT[rules.players]])
         new = cls.__new__(cls)
-        new._allocate(rules, len(filled), stock, [p.carry for p in filled])
+        new._allocate(rules, len(filled), width)
         for i, p in enumerate(filled):
             new._load(i, p)
         all_games = np.arange(len(filled))
@@ -273,10 +288,14 @@ class GameBatch:
         flip_only = ~go_stop & (new.hands[all_games, new.seat] == 0)
         new._stage[flip_only] = FLIP
         new._run_stages()
+        new._flush_counts()
         new._legal = new._compute_legal()
         return new
 
     def _load(self, i: int, p: Position) -> None:
+        self.stock[i, :len(p.stock)] = p.stock
+        self.stock_len[i] = len(p.stock)
+        self.carry[i] = p.carry
         self.hands[i] = [C.bits(h) for h in p.hands]
         self.piles[i] = [C.bits(x) for x in p.piles]
         self.revealed[i] = [C.bits(r) for r in p.revealed]
@@ -290,21 +309,19 @@ class GameBatch:
         self.seat[i] = p.seat
 
     # ---- §3 before the first turn ------------------------------------------------------
-    def _deal(self) -> None:
-        self._replace_layout_jokers()
-        holders = (nibble_counts(self.hands) >> U64(2)) & NIBBLE_LOW
-        has = holders != 0
-        ct = np.flatnonzero(has.any(axis=1))
-        if ct.size:
-            self._chongtong(ct, has[ct])
-        self._update_scores(np.arange(len(self)))
-        rest = np.flatnonzero(~has.any(axis=1))
+    def _deal(self, index: np.ndarray) -> None:
+        self._replace_layout_jokers(index)
+        holders = ((nibble_counts(self.hands[index]) >> U64(2)) & NIBBLE_LOW) != 0
+        chongtong = holders.any(axis=1)
+        if chongtong.any():
+            self._chongtong(index[chongtong], holders[chongtong])
+        rest = index[~chongtong]
         self._begin_turn(rest, np.zeros(rest.size, np.int8))
 
-    def _replace_layout_jokers(self) -> None:
+    def _replace_layout_jokers(self, index: np.ndarray) -> None:
         jokers = U64(C.JOKER_BITS)
         while True:
-            idx = np.flatnonzero(self.layout & jokers)
+            idx = index[(self.layout[index] & jokers) != 0]
             if not idx.size:
                 return
             joker = lowest_bit(self.layout[idx] & jokers)
@@ -382,7 +399,8 @@ class GameBatch:
         new.rules, new._tables = self.rules, self._tables
         for name in _FIELDS + ("_legal", "_stage"):
             setattr(new, name, np.array(getattr(self, name)[index]))
-        new.deal_events = new._events = BatchEvents.empty(len(new.phase), self.rules.players)
+        new._new_events()
+        new.deal_events = new._events
         return new
 
     @staticmethod
@@ -400,30 +418,29 @@ class GameBatch:
             if name == "stock":
                 parts = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in parts]
             setattr(new, name, np.concatenate(parts))
-        new.deal_events = new._events = BatchEvents.empty(len(new.phase), rules.players)
+        new._new_events()
+        new.deal_events = new._events
         return new
 
-    def reset_games(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray | int = 0) -> BatchEvents:
+    def reset_games(self, index: np.ndarray | Sequence[int], decks: np.ndarray, carry: np.ndarray | int = 0) -> BatchEvents:
         """Deal new hands from ``decks`` into the games at ``index``, in place (auto-reset);
-        returns the deal events of those games (a batch of ``len(index)``)."""
+        returns the deal events of those games, in the order of ``index``. Decks are not
+        checked here: use :func:`~gostop_env.core.deck.validate_deck` for hand-made ones."""
         index = np.asarray(index, np.int64).reshape(-1)
-        fresh = GameBatch(self.rules, decks, carry)
-        if len(fresh) != index.size:
-            raise ValueError(f"{index.size} games to reset but {len(fresh)} decks given")
-        if fresh.stock.shape[1] != self.stock.shape[1]:
-            raise ValueError("decks do not fit this batch's stock width")
-        for name in _FIELDS + ("_legal", "_stage"):
-            getattr(self, name)[index] = getattr(fresh, name)
-        return fresh.deal_events
+        decks = np.asarray(decks, np.int8)
+        if decks.shape != (index.size, self.rules.deck_size):
+            raise ValueError(f"{index.size} games to reset need decks of shape {(index.size, self.rules.deck_size)}, got {decks.shape}")
+        return self._deal_into(index, decks, carry)
 
     # ---- taking a step -----------------------------------------------------------------
     def step(self, actions: np.ndarray | Sequence[int]) -> BatchEvents:
         """Apply one action per game; return each game's events until its next decision."""
         actions = np.asarray(actions, dtype=np.int64).reshape(-1)
         self._check_actions(actions)
-        self._events = BatchEvents.empty(len(self), self.rules.players)
+        self._new_events()
         self._dispatch(actions)
         self._run_stages()
+        self._flush_counts()
         self._legal = self._compute_legal()
         return self._events
 
@@ -458,7 +475,7 @@ class GameBatch:
 
     def _run_stages(self) -> None:
         stages = ((RESOLVE_H, self._resolve_h), (FLIP, self._flip), (END_TURN, self._end_turn),
-                  (NEXT_TURN, self._next_turn))
+                  (NEXT_TURN, self._next_turn), (STOP, self._stop))
         while True:
             pending = self._stage != DECIDE
             if not pending.any():
@@ -471,7 +488,7 @@ class GameBatch:
     # ---- decisions -------------------------------------------------------------------------
     def _play_card(self, idx: np.ndarray, card: np.ndarray) -> None:
         seat = self.seat[idx]
-        self.hands[idx, seat] &= ~bit(card)
+        flat(self.hands)[self._slot(idx, seat)] &= ~bit(card)
         self.h[idx] = card
         self._stage[idx] = RESOLVE_H
         joker = card >= C.NUM_MONTH_CARDS
@@ -485,18 +502,20 @@ class GameBatch:
     def _shake(self, idx: np.ndarray, action: np.ndarray) -> None:
         seat = self.seat[idx]
         month = (action - A.SHAKE).astype(U64)
-        self.revealed[idx, seat] |= self.hands[idx, seat] & (U64(0xF) << (U64(4) * month))
-        self.shakes[idx, seat] += 1
+        slot = self._slot(idx, seat)
+        flat(self.revealed)[slot] |= flat(self.hands)[slot] & (U64(0xF) << (U64(4) * month))
+        flat(self.shakes)[slot] += 1
         self._count(idx, seat, Event.SHAKE)
 
     def _bomb(self, idx: np.ndarray, action: np.ndarray) -> None:
         seat = self.seat[idx]
         month_bits = U64(0xF) << (U64(4) * (action - A.BOMB).astype(U64))
-        self.hands[idx, seat] &= ~month_bits
+        slot = self._slot(idx, seat)
+        flat(self.hands)[slot] &= ~month_bits
         self.layout[idx] &= ~month_bits
         self.taken[idx] |= month_bits
-        self.pass_tokens[idx, seat] += 2
-        self.bombs[idx, seat] += 1
+        flat(self.pass_tokens)[slot] += 2
+        flat(self.bombs)[slot] += 1
         self.h_did[idx] = H_BOMBED
         self._count(idx, seat, Event.BOMB)
         if self.rules.bomb_bonus:
@@ -504,7 +523,7 @@ class GameBatch:
         self._stage[idx] = FLIP
 
     def _pass(self, idx: np.ndarray, _action: np.ndarray) -> None:
-        self.pass_tokens[idx, self.seat[idx]] -= 1
+        flat(self.pass_tokens)[self._slot(idx, self.seat[idx])] -= 1
         self._stage[idx] = FLIP
 
     def _choose_hand(self, idx: np.ndarray, action: np.ndarray) -> None:
@@ -523,13 +542,14 @@ class GameBatch:
         if go.any():
             g = idx[go]
             seat = self.seat[g]
-            self.gos[g, seat] += 1
-            self.go_scores[g, seat] = self.scores[g, seat]
-            self.last_go_clock[g, seat] = self.clock[g]
+            slot = self._slot(g, seat)
+            flat(self.gos)[slot] += 1
+            flat(self.go_scores)[slot] = flat(self.scores)[slot]
+            flat(self.last_go_clock)[slot] = self.clock[g]
             self._count(g, seat, Event.GO)
             self._stage[g] = NEXT_TURN
         if (~go).any():
-            self._stop(idx[~go])
+            self._stage[idx[~go]] = STOP
 
     # ---- §5 matching -----------------------------------------------------------------------
     def _resolve_h(self, idx: np.ndarray) -> None:
@@ -569,11 +589,11 @@ class GameBatch:
     def _stack_capture(self, idx: np.ndarray, month: np.ndarray) -> None:
         """§6.4: a stack of three taken; a ja-ppuk (own earlier ppuk) steals twice."""
         seat = self.seat[idx]
-        owner = self.stack_owner[idx, month]
-        ja = owner == seat
+        month_slot = idx * 12 + month
+        ja = flat(self.stack_owner)[month_slot] == seat
         if self.rules.ja_ppuk == "previous_turn":
-            ja &= self.stack_turn[idx, month] == self.turns[idx, seat] - 1
-        self.stack_owner[idx, month] = -1
+            ja &= flat(self.stack_turn)[month_slot] == flat(self.turns)[self._slot(idx, seat)] - 1
+        flat(self.stack_owner)[month_slot] = -1
         self.steals[idx] += 1 + ja.astype(np.int8)
         self._count(idx, seat, Event.STACK_CAPTURE)
         self._count(idx, seat, Event.JA_PPUK, ja)
@@ -629,8 +649,9 @@ class GameBatch:
         self.layout[idx] |= np.where(ppuk, stack, U64(0))
         if ppuk.any():
             p = idx[ppuk]
-            self.stack_owner[p, month[ppuk]] = seat[ppuk]
-            self.stack_turn[p, month[ppuk]] = self.turns[p, seat[ppuk]]
+            month_slot = p * 12 + month[ppuk]
+            flat(self.stack_owner)[month_slot] = seat[ppuk]
+            flat(self.stack_turn)[month_slot] = flat(self.turns)[self._slot(p, seat[ppuk])]
         steal_jjok = jjok & ~exception
         self.steals[idx] += steal_jjok.astype(np.int8) + ttadak
         self._count(idx, seat, Event.JJOK, steal_jjok)
@@ -652,24 +673,30 @@ class GameBatch:
         thieves = self.steals[idx] > 0
         if thieves.any():
             self._steal(idx[thieves])
-        self._update_scores(idx)
+        self._update_scores(idx, seat)
         self._check_go_stop(idx, last_turn)
 
     def _cards_out(self, idx: np.ndarray) -> np.ndarray:
-        return (self.stock_pos[idx] == self.stock_len[idx]) & (self.hands[idx] == 0).all(axis=1)
+        out = self.stock_pos[idx] == self.stock_len[idx]
+        empty = np.flatnonzero(out)
+        out[empty] = np.bitwise_or.reduce(self.hands[idx[empty]], axis=1) == 0
+        return out
 
     def _steal(self, idx: np.ndarray) -> None:
         """Each opponent gives its lowest-value junk card, lowest id first, per steal (§6)."""
-        players, taker = self.rules.players, self.seat[idx]
+        players, taker, steals = self.rules.players, self.seat[idx], self.steals[idx]
+        piles, stolen = flat(self.piles), self._events.stolen.reshape(-1)
         for offset in range(1, players):
             giver = (taker + offset) % players
-            for round_ in range(int(self.steals[idx].max())):
-                active = self.steals[idx] > round_
+            for round_ in range(int(steals.max())):
+                active = np.flatnonzero(steals > round_)
                 g, t, gv = idx[active], taker[active], giver[active]
-                card = self._lowest_junk(self.piles[g, gv])
-                self.piles[g, gv] &= ~card
-                self.piles[g, t] |= card
-                self._events.stolen[g, t, gv] |= card
+                from_slot, to_slot = self._slot(g, gv), self._slot(g, t)
+                card = self._lowest_junk(piles[from_slot])
+                piles[from_slot] &= ~card
+                piles[to_slot] |= card
+                stolen[to_slot * players + gv] |= card
+        self._update_scores(idx)
 
     def _lowest_junk(self, piles: np.ndarray) -> np.ndarray:
         value2 = U64(C.VALUE2_JUNK)
@@ -679,19 +706,23 @@ class GameBatch:
         plain, two, three = piles & U64(C.PLAIN_JUNK), piles & value2, piles & U64(C.VALUE3_JUNK)
         return lowest_bit(np.where(plain != 0, plain, np.where(two != 0, two, three)))
 
-    def _update_scores(self, idx: np.ndarray) -> None:
-        self.scores[idx] = read_piles(self.piles[idx], self.rules)["score"]
+    def _update_scores(self, idx: np.ndarray, seat: np.ndarray | None = None) -> None:
+        """Rescore the piles of ``seat`` (per game), or of every seat, in games ``idx``."""
+        if seat is None:
+            self.scores[idx] = read_piles(self.piles[idx], self.rules)["score"]
+        else:
+            slot = self._slot(idx, seat)
+            flat(self.scores)[slot] = read_piles(flat(self.piles)[slot], self.rules)["score"]
 
     # ---- §8 go or stop ---------------------------------------------------------------------
     def _check_go_stop(self, idx: np.ndarray, last_turn: np.ndarray) -> None:
         seat = self.seat[idx]
-        score = self.scores[idx, seat]
-        gos = self.gos[idx, seat]
-        qualifies = (score >= self.rules.target_score) & ((gos == 0) | (score > self.go_scores[idx, seat]))
-        self._stage[idx] = np.where(qualifies | last_turn, DECIDE, NEXT_TURN)
+        slot = self._slot(idx, seat)
+        score = flat(self.scores)[slot]
+        gos = flat(self.gos)[slot]
+        qualifies = (score >= self.rules.target_score) & ((gos == 0) | (score > flat(self.go_scores)[slot]))
+        self._stage[idx] = np.where(qualifies, np.where(last_turn, STOP, DECIDE), np.where(last_turn, DECIDE, NEXT_TURN))
         self.phase[idx[qualifies & ~last_turn]] = Phase.GO_STOP
-        if (qualifies & last_turn).any():
-            self._stop(idx[qualifies & last_turn])
         nagari = ~qualifies & last_turn
         if nagari.any():
             n = idx[nagari]
@@ -706,20 +737,21 @@ class GameBatch:
         chosen = np.full(idx.size, -1, np.int64)
         for offset in range(players - 1, 0, -1):  # the nearest seat wins: write it last
             cand = (seat + offset) % players
-            can = stock_left | (self.hands[idx, cand] != 0)
+            can = stock_left | (flat(self.hands)[self._slot(idx, cand)] != 0)
             chosen = np.where(can, cand, chosen)
         self._begin_turn(idx, chosen.astype(np.int8))
 
     def _begin_turn(self, idx: np.ndarray, seat: np.ndarray) -> None:
         self.seat[idx] = seat
-        self.turns[idx, seat] += 1
+        slot = self._slot(idx, seat)
+        flat(self.turns)[slot] += 1
         self.clock[idx] += 1
         self.taken[idx] = 0
         self.steals[idx] = 0
         self.h[idx] = -1
         self.h_did[idx] = 0
         self.h_partner[idx] = -1
-        empty = self.hands[idx, seat] == 0
+        empty = flat(self.hands)[slot] == 0
         self.phase[idx] = Phase.PLAY
         self._stage[idx] = np.where(empty, FLIP, DECIDE)
 
@@ -782,34 +814,59 @@ class GameBatch:
 
     # ---- helpers -----------------------------------------------------------------------------
     def _to_pile(self, idx: np.ndarray, seat: np.ndarray, cards: np.ndarray, joker_event: bool = False) -> None:
-        self.piles[idx, seat] |= cards
-        self._events.captured[idx, seat] |= cards
+        slot = self._slot(idx, seat)
+        flat(self.piles)[slot] |= cards
+        flat(self._events.captured)[slot] |= cards
         if joker_event:  # jokers reach the pile mid-turn: the score moves at once
             self._count(idx, seat, Event.JOKER)
-            self._update_scores(idx)
+            self._update_scores(idx, seat)
 
-    def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event, when: np.ndarray | bool = True) -> None:
-        self._events.counts[idx, seat, event] += np.asarray(when, np.int8)
+    def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event, when: np.ndarray | None = None) -> None:
+        """Count ``event`` for ``seat`` in games ``idx`` (where ``when`` is True)."""
+        if when is not None:
+            hit = np.flatnonzero(when)
+            if not hit.size:
+                return
+            idx, seat = idx[hit], seat[hit]
+        self._counted.append(self._slot(idx, seat) * NUM_EVENTS + event)
+
+    def _new_events(self) -> None:
+        """Start recording a step's events (counts are gathered, then added at once)."""
+        self._events = BatchEvents.empty(len(self), self.rules.players)
+        self._counted: list[np.ndarray] = []
+
+    def _flush_counts(self) -> None:
+        if self._counted:
+            counts = self._events.counts
+            hits = np.bincount(np.concatenate(self._counted), minlength=counts.size)
+            counts += hits.reshape(counts.shape).astype(np.int8)
+            self._counted = []
+
+    def _slot(self, idx: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        """Flat index of (game, seat) in the ``(B, P)`` arrays."""
+        return idx * self.rules.players + seat
 
     # ---- §11 legal actions -----------------------------------------------------------------
-    def _compute_legal(self) -> np.ndarray:
-        batch = len(self)
-        legal = np.zeros((batch, 2), U64)
-        play = np.flatnonzero(self.phase == Phase.PLAY)
+    def _compute_legal(self, games: np.ndarray | None = None) -> np.ndarray:
+        """Legal-action words of ``games`` (all games when None), ``(n, 2)`` uint64."""
+        sel = slice(None) if games is None else games
+        phase = self.phase[sel]
+        legal = np.zeros((len(phase), 2), U64)
+        play = np.flatnonzero(phase == Phase.PLAY)
         if play.size:
-            legal[play] = self._play_legal(play)
-        choose = (self.phase == Phase.CHOOSE_HAND) | (self.phase == Phase.CHOOSE_FLIP)
-        legal[:, 1] |= np.where(choose, self.candidates << U64(A.CHOOSE - 64), U64(0))
-        legal[:, 1] |= np.where(self.phase == Phase.GO_STOP, GO_STOP_WORD1, U64(0))
+            legal[play] = self._play_legal(play if games is None else games[play])
+        choose = (phase == Phase.CHOOSE_HAND) | (phase == Phase.CHOOSE_FLIP)
+        legal[:, 1] |= np.where(choose, self.candidates[sel] << U64(A.CHOOSE - 64), U64(0))
+        legal[:, 1] |= np.where(phase == Phase.GO_STOP, GO_STOP_WORD1, U64(0))
         return legal
 
     def _play_legal(self, idx: np.ndarray) -> np.ndarray:
-        seat = self.seat[idx]
-        hand = self.hands[idx, seat]
+        slot = self._slot(idx, self.seat[idx])
+        hand = flat(self.hands)[slot]
         words = np.zeros((idx.size, 2), U64)
         words[:, 0] = hand
-        words[:, 1] = np.where(self.pass_tokens[idx, seat] > 0, ONE << U64(A.PASS - 64), U64(0))
-        counts = nibble_counts(hand & ~self.revealed[idx, seat])
+        words[:, 1] = np.where(flat(self.pass_tokens)[slot] > 0, ONE << U64(A.PASS - 64), U64(0))
+        counts = nibble_counts(hand & ~flat(self.revealed)[slot])
         threes = counts & (counts >> ONE) & ~(counts >> U64(2)) & NIBBLE_LOW
         rare = np.flatnonzero(threes)
         if rare.size:

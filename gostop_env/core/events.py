@@ -90,6 +90,10 @@ class BatchEvents:
             np.zeros((batch, players), np.int64),
         )
 
+    def rows(self, index: np.ndarray) -> "BatchEvents":
+        """The events of games ``index`` as a smaller batch."""
+        return BatchEvents(self.counts[index], self.captured[index], self.stolen[index], self.payments[index])
+
     def game(self, i: int) -> Events:
         """Game ``i``'s events as an :class:`Events`."""
         p = self.captured.shape[1]
