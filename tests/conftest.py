@@ -93,3 +93,8 @@ def rules_of(preset: str, players: int = 2, **kw) -> Rules:
 
 def np_rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(params=(2, 3))
+def players(request) -> int:
+    return request.param

@@ -21,6 +21,11 @@ def choose(card: int) -> int:
     return A.CHOOSE + card
 
 
+def seats(rules: Rules, cards: list[int]) -> dict[int, list[int]]:
+    """Seat 0 holds ``cards``; every other seat one card that matches nothing in play."""
+    return {0: cards, 1: [20], 2: [36]} if rules.players == 3 else {0: cards, 1: [20]}
+
+
 # ---- §2 the deal ----------------------------------------------------------------------
 
 def test_deal_slices_two_players(preset):
@@ -125,9 +130,9 @@ def test_dealt_stack_is_captured_whole_and_has_no_owner(preset):
 
 # ---- §4 a turn: shake, bomb, pass, flip-only, jokers ------------------------------------------
 
-def test_shake_reveals_three_cards_that_stay_in_hand(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0, 1, 2, 8], 1: [20]}, layout=[4]))
+def test_shake_reveals_three_cards_that_stay_in_hand(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0, 1, 2, 8]), layout=[4]))
     assert A.shake_action(0) in g.legal_actions()
     events = g.step(A.shake_action(0))
     assert events.count(Event.SHAKE, seat=0) == 1
@@ -136,18 +141,18 @@ def test_shake_reveals_three_cards_that_stay_in_hand(preset):
     assert A.shake_action(0) not in g.legal_actions()
 
 
-def test_shake_and_bomb_are_both_legal_and_shaking_rules_out_the_bomb(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0, 1, 2], 1: [20]}, layout=[3]))
+def test_shake_and_bomb_are_both_legal_and_shaking_rules_out_the_bomb(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0, 1, 2]), layout=[3]))
     legal = g.legal_actions()
     assert A.shake_action(0) in legal and A.bomb_action(0) in legal
     g.step(A.shake_action(0))
     assert A.bomb_action(0) not in g.legal_actions()
 
 
-def test_bomb_captures_four_gives_two_pass_tokens_then_flips(preset):
-    rules = rules_of(preset)
-    pos = position(rules, {0: [0, 1, 2, 8], 1: [20]}, layout=[3, 4, 12], stock=[5], piles={1: [6]})
+def test_bomb_captures_four_gives_two_pass_tokens_then_flips(preset, players):
+    rules = rules_of(preset, players)
+    pos = position(rules, seats(rules, [0, 1, 2, 8]), layout=[3, 4, 12], stock=[5], piles={1: [6]})
     g = from_position(rules, pos)
     events = g.step(A.bomb_action(0))
     assert events.captured[0] >= {0, 1, 2, 3, 4, 5}
@@ -157,9 +162,9 @@ def test_bomb_captures_four_gives_two_pass_tokens_then_flips(preset):
     assert stolen == ({6} if preset == "korean" else set())  # korean bomb also steals
 
 
-def test_pass_spends_a_token_and_only_flips(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [8], 1: [20]}, layout=[4], stock=[5], pass_tokens=[1, 0]))
+def test_pass_spends_a_token_and_only_flips(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [8]), layout=[4], stock=[5], pass_tokens=[1] + [0] * (players - 1)))
     assert A.PASS in g.legal_actions()
     events = g.step(A.PASS)
     assert g.pass_tokens[0] == 0 and g.hands[0] == {8}
@@ -177,7 +182,7 @@ def test_flip_only_turn_needs_no_decision(preset):
 
 def test_joker_from_hand_goes_to_pile_and_the_stock_card_is_played(preset):
     rules = rules_of(preset, jokers=1)
-    g = from_position(rules, position(rules, {0: [48, 8], 1: [20]}, layout=[1], stock=[0, 4]))
+    g = from_position(rules, position(rules, seats(rules, [48, 8]), layout=[1], stock=[0, 4]))
     events = g.step(48)
     assert events.captured[0] == {48, 0, 1}
     assert events.count(Event.JOKER, seat=0) == 1
@@ -186,121 +191,121 @@ def test_joker_from_hand_goes_to_pile_and_the_stock_card_is_played(preset):
 
 def test_joker_from_hand_skips_stock_jokers_on_the_way(preset):
     rules = rules_of(preset, jokers=2)
-    g = from_position(rules, position(rules, {0: [48, 8], 1: [20]}, layout=[1], stock=[49, 0, 4]))
+    g = from_position(rules, position(rules, seats(rules, [48, 8]), layout=[1], stock=[49, 0, 4]))
     events = g.step(48)
     assert events.captured[0] == {48, 49, 0, 1} and events.count(Event.JOKER, seat=0) == 2
 
 
 def test_flipped_joker_goes_to_pile_and_the_next_card_is_flipped(preset):
     rules = rules_of(preset, jokers=1)
-    g = from_position(rules, position(rules, {0: [8], 1: [20]}, layout=[1], stock=[48, 0]))
+    g = from_position(rules, position(rules, seats(rules, [8]), layout=[1], stock=[48, 0]))
     events = g.step(8)
     assert events.captured[0] == {48, 0, 1} and 8 in g.layout
 
 
 def test_joker_from_hand_with_an_empty_stock_plays_nothing_more(preset):
     rules = rules_of(preset, jokers=1)
-    pos = position(rules, {0: [48, 8], 1: [20]}, layout=[1], stock=[], rest_to=1)
+    pos = position(rules, seats(rules, [48, 8]), layout=[1], stock=[], rest_to=1)
     g = from_position(rules, pos)
     events = g.step(48)
     assert events.captured[0] == {48} and g.layout == {1}
 
 
-def test_flip_is_skipped_when_the_stock_is_empty(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0, 8], 1: [20]}, layout=[1], stock=[], rest_to=1))
+def test_flip_is_skipped_when_the_stock_is_empty(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0, 8]), layout=[1], stock=[], rest_to=1))
     events = g.step(0)
     assert events.captured[0] == {0, 1} and g.seat == 1
 
 
 # ---- §5 matching -------------------------------------------------------------------------------
 
-def test_played_card_with_no_match_is_placed(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[4], stock=[8]))
+def test_played_card_with_no_match_is_placed(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[4], stock=[8]))
     events = g.step(0)
     assert g.layout == {0, 4, 8} and events.captured[0] == set()
 
 
-def test_played_card_pairs_with_the_one_match(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[1], stock=[8]))
+def test_played_card_pairs_with_the_one_match(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[1], stock=[8]))
     assert g.step(0).captured[0] == {0, 1}
 
 
-def test_choice_between_two_different_layout_cards(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[1, 2], stock=[8]))
+def test_choice_between_two_different_layout_cards(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[1, 2], stock=[8]))
     g.step(0)
     assert g.phase == Phase.CHOOSE_HAND and g.legal_actions() == [choose(1), choose(2)]
     events = g.step(choose(1))
     assert events.captured[0] == {0, 1} and g.layout == {2, 8}
 
 
-def test_two_alike_layout_cards_take_the_lower_id_without_a_choice(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[2, 3], stock=[8]))
+def test_two_alike_layout_cards_take_the_lower_id_without_a_choice(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[2, 3], stock=[8]))
     events = g.step(0)
     assert events.captured[0] == {0, 2} and g.layout == {3, 8}
 
 
 def test_choice_rule_always_offers_the_choice():
     rules = Rules(choice_rule="always")
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[2, 3], stock=[8]))
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[2, 3], stock=[8]))
     g.step(0)
     assert g.legal_actions() == [choose(2), choose(3)]
 
 
-def test_choice_between_double_and_plain_junk_is_offered(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [40], 1: [20]}, layout=[41, 42], stock=[8]))
+def test_choice_between_double_and_plain_junk_is_offered(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [40]), layout=[41, 42], stock=[8]))
     g.step(40)
     assert g.legal_actions() == [choose(41), choose(42)]
 
 
 def test_september_animal_is_an_animal_for_the_choice_rule():
     rules = rules_of("korean")
-    g = from_position(rules, position(rules, {0: [33], 1: [20]}, layout=[32, 34], stock=[8]))
+    g = from_position(rules, position(rules, seats(rules, [33]), layout=[32, 34], stock=[8]))
     g.step(33)
     assert g.legal_actions() == [choose(32), choose(34)]
 
 
-def test_played_card_takes_a_stack_of_three(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[1, 2, 3], stock=[8], piles={1: [6]}))
+def test_played_card_takes_a_stack_of_three(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [6]}))
     events = g.step(0)
     assert events.captured[0] == {0, 1, 2, 3}
     assert events.count(Event.STACK_CAPTURE, seat=0) == 1 and events.stolen[0][1] == {6}
 
 
-def test_jjok_flip_takes_the_placed_card_and_steals(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [2], 1: [20]}, layout=[4], stock=[3, 8], piles={1: [6, 7]}))
+def test_jjok_flip_takes_the_placed_card_and_steals(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [2]), layout=[4], stock=[3, 8], piles={1: [6, 7]}))
     events = g.step(2)
     assert events.captured[0] == {2, 3} and events.count(Event.JJOK, seat=0) == 1
     assert events.stolen[0][1] == {6}
 
 
-def test_ppuk_leaves_a_stack_of_three_and_remembers_its_maker(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [2], 1: [20]}, layout=[3, 4], stock=[0, 8]))
+def test_ppuk_leaves_a_stack_of_three_and_remembers_its_maker(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [2]), layout=[3, 4], stock=[0, 8]))
     events = g.step(2)
     assert events.count(Event.PPUK, seat=0) == 1 and events.captured[0] == set()
     assert {0, 2, 3} <= g.layout and g.stack_owner == {0: (0, 1)}
 
 
-def test_ttadak_after_a_choice(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [2], 1: [20]}, layout=[0, 3, 4], stock=[1, 8], piles={1: [6]}))
+def test_ttadak_after_a_choice(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [2]), layout=[0, 3, 4], stock=[1, 8], piles={1: [6]}))
     g.step(2)
     events = g.step(choose(3))
     assert events.captured[0] == {0, 1, 2, 3} and events.count(Event.TTADAK, seat=0) == 1
     assert events.stolen[0][1] == {6}
 
 
-def test_ttadak_after_an_automatic_pick(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [1], 1: [20]}, layout=[2, 3, 4], stock=[0, 8]))
+def test_ttadak_after_an_automatic_pick(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [1]), layout=[2, 3, 4], stock=[0, 8]))
     events = g.step(1)
     assert events.captured[0] == {0, 1, 2, 3} and events.count(Event.TTADAK, seat=0) == 1
 
@@ -316,18 +321,18 @@ def test_flipped_card_is_placed_pairs_or_takes_a_stack(preset):
     assert events.captured[0] == {12, 13, 14, 15} and events.count(Event.STACK_CAPTURE, seat=0) == 1
 
 
-def test_flipped_card_with_two_matches_asks_for_a_choice(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[4, 6], stock=[5]))
+def test_flipped_card_with_two_matches_asks_for_a_choice(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[4, 6], stock=[5]))
     g.step(0)
     assert g.phase == Phase.CHOOSE_FLIP and g.legal_actions() == [choose(4), choose(6)]
     events = g.step(choose(6))
     assert events.captured[0] == {5, 6} and 4 in g.layout
 
 
-def test_hand_choice_is_made_before_the_flip_even_when_ttadak_makes_it_moot(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [1], 1: [20]}, layout=[0, 2, 4], stock=[3]))
+def test_hand_choice_is_made_before_the_flip_even_when_ttadak_makes_it_moot(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [1]), layout=[0, 2, 4], stock=[3]))
     g.step(1)
     assert g.phase == Phase.CHOOSE_HAND
     assert g.step(choose(0)).captured[0] == {0, 1, 2, 3}
@@ -335,16 +340,16 @@ def test_hand_choice_is_made_before_the_flip_even_when_ttadak_makes_it_moot(pres
 
 # ---- §6 steals ---------------------------------------------------------------------------------
 
-def test_sweep_steals_one_from_the_opponent(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[1, 4], stock=[5], piles={1: [6]}))
+def test_sweep_steals_one_from_the_opponent(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[1, 4], stock=[5], piles={1: [6]}))
     events = g.step(0)
     assert not g.layout and events.count(Event.SWEEP, seat=0) == 1 and events.stolen[0][1] == {6}
 
 
 def test_turn_taking_nothing_with_an_empty_layout_is_no_sweep(preset):
     rules = rules_of(preset, jokers=1)
-    g = from_position(rules, position(rules, {0: [48], 1: [20]}, layout=[], stock=[], rest_to=1))
+    g = from_position(rules, position(rules, seats(rules, [48]), layout=[], stock=[], rest_to=1))
     events = g.step(48)
     assert events.count(Event.SWEEP) == 0
 
@@ -360,37 +365,37 @@ def test_ja_ppuk_on_the_next_turn_steals_two(preset):
     assert events.stolen[0][1] == {6, 7}
 
 
-def test_own_ppuk_from_an_earlier_turn_is_ja_ppuk_only_in_korean(preset):
-    rules = rules_of(preset)
-    pos = position(rules, {0: [1], 1: [20]}, layout=[0, 2, 3], stock=[8], piles={1: [6, 7]},
-                   stacks={0: (0, 1)}, turns=[3, 2])
+def test_own_ppuk_from_an_earlier_turn_is_ja_ppuk_only_in_korean(preset, players):
+    rules = rules_of(preset, players)
+    pos = position(rules, seats(rules, [1]), layout=[0, 2, 3], stock=[8], piles={1: [6, 7]},
+                   stacks={0: (0, 1)}, turns=[3] + [2] * (players - 1))
     events = from_position(rules, pos).step(1)
     expected = 1 if preset == "korean" else 0
     assert events.count(Event.JA_PPUK, seat=0) == expected
     assert len(events.stolen[0][1]) == 1 + expected
 
 
-def test_capturing_another_players_ppuk_is_a_plain_stack_capture(preset):
-    rules = rules_of(preset)
-    pos = position(rules, {0: [1], 1: [20]}, layout=[0, 2, 3], stock=[8], piles={1: [6, 7]},
-                   stacks={0: (1, 1)}, turns=[2, 1])
+def test_capturing_another_players_ppuk_is_a_plain_stack_capture(preset, players):
+    rules = rules_of(preset, players)
+    pos = position(rules, seats(rules, [1]), layout=[0, 2, 3], stock=[8], piles={1: [6, 7]},
+                   stacks={0: (1, 1)}, turns=[2] + [1] * (players - 1))
     events = from_position(rules, pos).step(1)
     assert events.count(Event.JA_PPUK) == 0 and events.stolen[0][1] == {6}
 
 
 def test_steal_gives_the_lowest_value_junk_lowest_id_first(preset):
     rules = rules_of(preset, jokers=2)
-    pos = position(rules, {0: [0], 1: [20]}, layout=[1, 2, 3], stock=[8], piles={1: [49, 47, 48, 41, 10]})
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [49, 47, 48, 41, 10]})
     assert from_position(rules, pos).step(0).stolen[0][1] == {10}
-    pos = position(rules, {0: [0], 1: [20]}, layout=[1, 2, 3], stock=[8], piles={1: [49, 47, 48, 41]})
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [49, 47, 48, 41]})
     assert from_position(rules, pos).step(0).stolen[0][1] == {41}
-    pos = position(rules, {0: [0], 1: [20]}, layout=[1, 2, 3], stock=[8], piles={1: [49, 44]})
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [49, 44]})
     assert from_position(rules, pos).step(0).stolen[0][1] == {49}
 
 
-def test_a_player_without_junk_gives_nothing(preset):
-    rules = rules_of(preset)
-    pos = position(rules, {0: [0], 1: [20]}, layout=[1, 2, 3], stock=[8], piles={1: [4, 44]})
+def test_a_player_without_junk_gives_nothing(preset, players):
+    rules = rules_of(preset, players)
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [4, 44]})
     events = from_position(rules, pos).step(0)
     assert events.stolen[0][1] == set() and events.count(Event.STACK_CAPTURE) == 1
 
@@ -402,9 +407,9 @@ def test_each_opponent_gives_with_three_players(preset):
     assert events.stolen[0][1] == {6} and events.stolen[0][2] == {7}
 
 
-def test_steal_events_add_up(preset):
-    rules = rules_of(preset)
-    pos = position(rules, {0: [0], 1: [20]}, layout=[1, 2, 3, 5, 6, 7], stock=[4],
+def test_steal_events_add_up(preset, players):
+    rules = rules_of(preset, players)
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3, 5, 6, 7], stock=[4],
                    piles={1: [10, 11, 14, 15]})
     events = from_position(rules, pos).step(0)
     assert events.count(Event.STACK_CAPTURE, seat=0) == 2 and events.count(Event.SWEEP, seat=0) == 1
@@ -476,7 +481,7 @@ def test_three_player_target_is_three(preset):
 
 def test_target_option_changes_the_threshold():
     rules = Rules(target=3)
-    pos = position(rules, {0: [0], 1: [20]}, layout=[1], stock=[13], piles={0: [5, 9]})
+    pos = position(rules, seats(rules, [0]), layout=[1], stock=[13], piles={0: [5, 9]})
     g = from_position(rules, pos)
     g.step(0)
     assert g.phase == Phase.GO_STOP
@@ -589,7 +594,7 @@ def test_korean_bomb_counts_as_a_shake_at_payment():
 def test_korean_september_animal_is_stolen_only_as_junk():
     for preset, expected in (("korean", {32}), ("seed", {41})):
         rules = rules_of(preset, jokers=2)
-        pos = position(rules, {0: [0], 1: [20]}, layout=[1, 2, 3], stock=[8], piles={1: [32, 41, 47, 48, 49]})
+        pos = position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [32, 41, 47, 48, 49]})
         assert from_position(rules, pos).step(0).stolen[0][1] == expected
 
 
@@ -602,9 +607,9 @@ def test_korean_sweep_on_the_last_turn_steals_nothing(preset):
     assert events.count(Event.SWEEP) == swept and g.done
 
 
-def test_korean_last_card_would_be_ppuk_takes_all_three(preset):
-    rules = rules_of(preset)
-    pos = position(rules, {0: [2, 8], 1: [20]}, layout=[3], stock=[0], rest_to=1)
+def test_korean_last_card_would_be_ppuk_takes_all_three(preset, players):
+    rules = rules_of(preset, players)
+    pos = position(rules, seats(rules, [2, 8]), layout=[3], stock=[0], rest_to=1)
     g = from_position(rules, pos)
     events = g.step(2)
     if preset == "korean":
@@ -613,9 +618,9 @@ def test_korean_last_card_would_be_ppuk_takes_all_three(preset):
         assert events.count(Event.PPUK) == 1 and {0, 2, 3} <= g.layout
 
 
-def test_korean_last_card_would_be_jjok_steals_nothing(preset):
-    rules = rules_of(preset)
-    pos = position(rules, {0: [2, 8], 1: [20]}, layout=[4], stock=[3], piles={1: [6]}, rest_to=1)
+def test_korean_last_card_would_be_jjok_steals_nothing(preset, players):
+    rules = rules_of(preset, players)
+    pos = position(rules, seats(rules, [2, 8]), layout=[4], stock=[3], piles={1: [6]}, rest_to=1)
     events = from_position(rules, pos).step(2)
     assert events.captured[0] == {2, 3}
     assert len(events.stolen[0][1]) == (0 if preset == "korean" else 1)
@@ -623,9 +628,9 @@ def test_korean_last_card_would_be_jjok_steals_nothing(preset):
 
 # ---- §11 actions ------------------------------------------------------------------------------
 
-def test_illegal_action_names_the_action_phase_and_legal_actions(preset):
-    rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0], 1: [20]}, layout=[1], stock=[8]))
+def test_illegal_action_names_the_action_phase_and_legal_actions(preset, players):
+    rules = rules_of(preset, players)
+    g = from_position(rules, position(rules, seats(rules, [0]), layout=[1], stock=[8]))
     with pytest.raises(IllegalActionError, match=r"illegal action 5 .*PLAY.*legal actions: 0 \(play"):
         g.ref.step(5)
     with pytest.raises(IllegalActionError, match=r"game 0: illegal action 5"):

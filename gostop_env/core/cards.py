@@ -44,6 +44,8 @@ _MONTHS = (
 )
 
 KIND = np.array([k for _, kinds, _ in _MONTHS for k in kinds] + [Kind.JOKER] * 2, np.int8)
+KINDS = tuple(Kind(int(k)) for k in KIND)
+"""KIND as a tuple of :class:`Kind` (for plain-Python code)."""
 MONTH = np.array([m for m in range(NUM_MONTHS) for _ in range(4)] + [-1, -1], np.int8)
 """Month index 0..11 of each card (January = 0); -1 for the jokers, which match nothing."""
 

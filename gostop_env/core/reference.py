@@ -8,11 +8,25 @@ Readings chosen where RULES.md leaves room (beyond its §14):
 
 - "The turn took at least one card" (sweep, §6) counts month cards only: a turn that
   only sent a joker to the pile does not sweep an already empty layout.
+- The hand's "last turn" (``korean`` sweep exception, §12) is the turn after which every
+  hand and the stock are empty.
 - A ``korean`` would-be jjok or ppuk on the last stock card (§12) records no JJOK or
   PPUK event, since it is neither.
 - Several steals from one opponent are taken one card at a time, each time the
-  lowest junk card that opponent then holds.
+  lowest junk card that opponent then holds (under ``september_dual`` the giver's
+  reading of card 32 is taken afresh before each card).
+- A seat with an empty hand and a non-empty stock flips without a decision even when
+  it holds pass tokens (§4: "no play decision").
+- When the cards run out, only the seat that moved last may stop (§8: the check is at
+  the end of one's own turn); a higher score elsewhere does not prevent a nagari.
 - ``korean`` go-bak with 3 players: "said go last" is the latest go in the hand.
+- Bombs are counted in ``bombs`` under every preset; they raise the payment only with
+  ``bomb_bonus``.
+- The NAGARI event is counted for the seat whose turn ended the hand; CHONGTONG for
+  each holder, and a chongtong with several holders has no winner (``winner == -1``).
+- Engine bookkeeping, not a rule: while a choice is pending, the card that is waiting
+  (the played or flipped card) is already listed in ``taken``, since it is taken
+  whichever card is chosen.
 """
 from __future__ import annotations
 
@@ -27,6 +41,7 @@ from .cards import (
     GODORI_BIRDS,
     JUNK_VALUE,
     KIND,
+    KINDS,
     MONTH,
     NUM_MONTH_CARDS,
     RAIN_BRIGHT,
@@ -75,7 +90,7 @@ def read_pile(pile: set[int] | frozenset[int], rules: Rules) -> PileReading:
 
 def _read(pile, september_as_junk: bool) -> PileReading:
     def kind(c: int) -> Kind:
-        return Kind.JUNK if (september_as_junk and c == SEPTEMBER_ANIMAL) else Kind(KIND[c])
+        return Kind.JUNK if (september_as_junk and c == SEPTEMBER_ANIMAL) else KINDS[c]
 
     brights = [c for c in pile if kind(c) == Kind.BRIGHT]
     animals = [c for c in pile if kind(c) == Kind.ANIMAL]
@@ -92,11 +107,15 @@ def _read(pile, september_as_junk: bool) -> PileReading:
 
 
 def _junk_value(card: int, september_as_junk: bool) -> int:
-    return 2 if (september_as_junk and card == SEPTEMBER_ANIMAL) else int(JUNK_VALUE[card])
+    return 2 if (september_as_junk and card == SEPTEMBER_ANIMAL) else JUNK_VALUES[card]
+
+
+JUNK_VALUES = tuple(int(v) for v in JUNK_VALUE)
+MONTHS = tuple(int(m) for m in MONTH)
 
 
 def month_of(card: int) -> int:
-    return int(MONTH[card])
+    return MONTHS[card]
 
 
 def is_joker(card: int) -> bool:
