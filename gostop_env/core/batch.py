@@ -40,6 +40,19 @@ H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (_H_DID[k] for k in (PLACED, 
 # Stages of a turn inside a step.
 DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = range(6)
 
+
+def _decision_kinds() -> np.ndarray:
+    """_DECISION_KIND[phase, action + 1]: which handler of ``_dispatch`` takes it (0: none)."""
+    table = np.zeros((len(Phase), A.NUM_ACTIONS + 1), np.int8)
+    play = table[Phase.PLAY]
+    play[1 + A.PLAY:1 + A.SHAKE], play[1 + A.SHAKE:1 + A.BOMB] = 1, 2
+    play[1 + A.BOMB:1 + A.PASS], play[1 + A.PASS] = 3, 4
+    table[Phase.CHOOSE_HAND, 1:], table[Phase.CHOOSE_FLIP, 1:], table[Phase.GO_STOP, 1:] = 5, 6, 7
+    return table
+
+
+_DECISION_KIND = _decision_kinds()
+
 MONTH_OF = C.MONTH.astype(np.int64)
 BRIGHT_POINTS = np.array([0, 0, 0, 0, 0, 0, 3, 2, 4, 4, 15, 15], np.int16)  # [brights*2 + rain]
 GODORI = U64(C.bits(C.GODORI_BIRDS))
@@ -457,33 +470,23 @@ class GameBatch:
             raise IllegalActionError(int(actions[i]), Phase(self.phase[i]), self.legal_actions(i), game=i)
 
     def _dispatch(self, actions: np.ndarray) -> None:
-        phase = self.phase
-        play = phase == Phase.PLAY
-        handlers = (
-            (play & (actions < A.SHAKE), self._play_card),
-            (play & (actions >= A.SHAKE) & (actions < A.BOMB), self._shake),
-            (play & (actions >= A.BOMB) & (actions < A.PASS), self._bomb),
-            (play & (actions == A.PASS), self._pass),
-            (phase == Phase.CHOOSE_HAND, self._choose_hand),
-            (phase == Phase.CHOOSE_FLIP, self._choose_flip),
-            (phase == Phase.GO_STOP, self._go_or_stop),
-        )
-        for mask, handler in handlers:
-            idx = np.flatnonzero(mask)
-            if idx.size:
-                handler(idx, actions[idx])
+        """Run each decision's handler on the games that took it."""
+        handlers = (None, self._play_card, self._shake, self._bomb, self._pass, self._choose_hand,
+                    self._choose_flip, self._go_or_stop)
+        kind = _DECISION_KIND[self.phase, actions + 1]
+        for code in np.flatnonzero(np.bincount(kind, minlength=len(handlers))[1:]) + 1:
+            idx = np.flatnonzero(kind == code)
+            handlers[code](idx, actions[idx])
 
     def _run_stages(self) -> None:
-        stages = ((RESOLVE_H, self._resolve_h), (FLIP, self._flip), (END_TURN, self._end_turn),
-                  (NEXT_TURN, self._next_turn), (STOP, self._stop))
+        """Move every game through the stages of its turn until it awaits a decision."""
+        handlers = (None, self._resolve_h, self._flip, self._end_turn, self._next_turn, self._stop)
         while True:
-            pending = self._stage != DECIDE
-            if not pending.any():
+            present = np.flatnonzero(np.bincount(self._stage, minlength=len(handlers))[1:]) + 1
+            if not present.size:
                 return
-            for stage, handler in stages:
-                idx = np.flatnonzero(self._stage == stage)
-                if idx.size:
-                    handler(idx)
+            for stage in present:
+                handlers[stage](np.flatnonzero(self._stage == stage))
 
     # ---- decisions -------------------------------------------------------------------------
     def _play_card(self, idx: np.ndarray, card: np.ndarray) -> None:
