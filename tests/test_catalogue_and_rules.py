@@ -84,6 +84,7 @@ def test_presets_hold_the_table_values():
     assert korean.pi_bak_zero_exempt and korean.nagari_compounding and korean.september_dual
     assert not korean.sweep_on_last_turn and korean.last_card_exceptions
     assert Rules.preset("korean", jokers=2).jokers == 2
+    assert seed.choice_rule == korean.choice_rule == "distinct" and seed.steal_choice == korean.steal_choice == "lowest"
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -95,6 +96,7 @@ def test_presets_hold_the_table_values():
     (dict(go_bak="yes"), "'go_bak' must be True or False"),
     (dict(pi_bak_threshold=-1), "'pi_bak_threshold' must be an integer"),
     (dict(choice_rule="never"), "'choice_rule' must be one of"),
+    (dict(steal_choice="random"), "'steal_choice' must be one of \\['lowest', 'highest'\\]"),
 ])
 def test_bad_options_name_the_option_and_what_is_allowed(kwargs, message):
     with pytest.raises(ValueError, match=message):

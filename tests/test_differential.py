@@ -15,6 +15,7 @@ from gostop_env.core.cards import bits
 from gostop_env.core.deck import shuffled_decks
 
 CONFIGS = [(preset, players, jokers) for preset in ("seed", "korean") for players in (2, 3) for jokers in (0, 2)]
+VARIANTS = [dict(choice_rule="always", steal_choice="highest", jokers=1), dict(target=3, jokers=1, ja_ppuk="any_turn")]
 MAX_DECISIONS = 120  # a hand has at most ~3 decisions per card; far fewer in practice
 
 
@@ -116,3 +117,10 @@ def test_same_seed_same_hands():
             batch.step(actions)
         runs.append((np.stack(trace), batch.payments.copy()))
     assert (runs[0][0] == runs[1][0]).all() and (runs[0][1] == runs[1][1]).all()
+
+
+@pytest.mark.parametrize("players", (2, 3))
+@pytest.mark.parametrize("variant", range(len(VARIANTS)))
+def test_core_matches_reference_on_option_variants(variant, players):
+    rules = Rules.preset("seed", players=players, **VARIANTS[variant])
+    play_lockstep(rules, 500, seed=100 + variant)

@@ -645,3 +645,11 @@ def test_finished_game_takes_only_no_action():
         g.batch.step([0])
     g.batch.step([A.NO_ACTION])
     assert g.ref.legal_actions() == []
+
+
+def test_steal_choice_highest_gives_the_most_valuable_junk(players):
+    rules = Rules(players=players, jokers=2, steal_choice="highest")
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [49, 47, 48, 41, 10]})
+    assert from_position(rules, pos).step(0).stolen[0][1] == {49}
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3], stock=[8], piles={1: [47, 48, 41, 10]})
+    assert from_position(rules, pos).step(0).stolen[0][1] == {48}

@@ -118,6 +118,12 @@ def lowest_bit(x: np.ndarray) -> np.ndarray:
     return x & (~x + ONE)
 
 
+def highest_bit(x: np.ndarray) -> np.ndarray:
+    """The highest set bit of each word (0 for 0); exact, since boards use under 53 bits."""
+    exponent = np.frexp(x.astype(np.float64))[1]
+    return np.where(x != 0, ONE << np.maximum(exponent - 1, 0).astype(U64), U64(0))
+
+
 def bit_index(single: np.ndarray) -> np.ndarray:
     """Card id of a one-card bitboard."""
     return np.bitwise_count(single - ONE).astype(np.int8)
@@ -686,7 +692,7 @@ class GameBatch:
         return out
 
     def _steal(self, idx: np.ndarray) -> None:
-        """Each opponent gives its lowest-value junk card, lowest id first, per steal (§6)."""
+        """Each opponent gives one junk card per steal (§6; see ``_junk_to_give``)."""
         players, taker, steals = self.rules.players, self.seat[idx], self.steals[idx]
         piles, stolen = flat(self.piles), self._events.stolen.reshape(-1)
         for offset in range(1, players):
@@ -695,19 +701,22 @@ class GameBatch:
                 active = np.flatnonzero(steals > round_)
                 g, t, gv = idx[active], taker[active], giver[active]
                 from_slot, to_slot = self._slot(g, gv), self._slot(g, t)
-                card = self._lowest_junk(piles[from_slot])
+                card = self._junk_to_give(piles[from_slot])
                 piles[from_slot] &= ~card
                 piles[to_slot] |= card
                 stolen[to_slot * players + gv] |= card
         self._update_scores(idx)
 
-    def _lowest_junk(self, piles: np.ndarray) -> np.ndarray:
+    def _junk_to_give(self, piles: np.ndarray) -> np.ndarray:
+        """The junk card each giver hands over, as a bitboard (0 when it has none; §6)."""
         value2 = U64(C.VALUE2_JUNK)
         if self.rules.september_dual:
             as_junk = read_piles(piles, self.rules)["september_as_junk"]
             value2 = np.where(as_junk, value2 | BIT32, value2)
         plain, two, three = piles & U64(C.PLAIN_JUNK), piles & value2, piles & U64(C.VALUE3_JUNK)
-        return lowest_bit(np.where(plain != 0, plain, np.where(two != 0, two, three)))
+        if self.rules.steal_choice == "lowest":
+            return lowest_bit(np.where(plain != 0, plain, np.where(two != 0, two, three)))
+        return highest_bit(np.where(three != 0, three, np.where(two != 0, two, plain)))
 
     def _update_scores(self, idx: np.ndarray, seat: np.ndarray | None = None) -> None:
         """Rescore the piles of ``seat`` (per game), or of every seat, in games ``idx``."""

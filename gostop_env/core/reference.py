@@ -513,12 +513,14 @@ class ReferenceGame:
         self._check_go_stop(last_turn)
 
     def _steal_one(self, taker: int, giver: int) -> None:
-        """The giver hands over its lowest-value junk card, lowest id among equals (§6)."""
+        """The giver hands over its lowest-value junk card, lowest id among equals (§6);
+        with ``steal_choice="highest"``, its highest-value one, highest id among equals."""
         september_junk = self.reading(giver).september_as_junk
         junk = [c for c in self.piles[giver] if _junk_value(c, september_junk) > 0]
         if not junk:
             return
-        card = min(junk, key=lambda c: (_junk_value(c, september_junk), c))
+        pick = min if self.rules.steal_choice == "lowest" else max
+        card = pick(junk, key=lambda c: (_junk_value(c, september_junk), c))
         self.piles[giver].remove(card)
         self.piles[taker].add(card)
         self._events.stolen[taker][giver].add(card)

@@ -14,6 +14,7 @@ PRESETS = ("seed", "korean")
 GO_MULTIPLIERS = ("once_over_3", "doubling_from_3")
 JA_PPUK_MODES = ("previous_turn", "any_turn")
 CHOICE_RULES = ("distinct", "always")
+STEAL_CHOICES = ("lowest", "highest")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class Rules:
         choice_rule: ``"distinct"`` offers a choice between two layout cards only when
             they differ in kind or junk value (else the lower id is taken);
             ``"always"`` always offers it.
+        steal_choice: which junk card a giver hands over (§6 [gap]): ``"lowest"`` value,
+            lowest id among equals, or ``"highest"`` value, highest id among equals.
     """
 
     players: int = 2
@@ -56,6 +59,7 @@ class Rules:
     sweep_on_last_turn: bool = True
     last_card_exceptions: bool = False
     choice_rule: str = "distinct"
+    steal_choice: str = "lowest"
 
     def __post_init__(self) -> None:
         _check_choice("players", self.players, (2, 3))
@@ -63,6 +67,7 @@ class Rules:
         _check_choice("go_multiplier", self.go_multiplier, GO_MULTIPLIERS)
         _check_choice("ja_ppuk", self.ja_ppuk, JA_PPUK_MODES)
         _check_choice("choice_rule", self.choice_rule, CHOICE_RULES)
+        _check_choice("steal_choice", self.steal_choice, STEAL_CHOICES)
         if self.target is not None and not (_is_int(self.target) and self.target >= 1):
             raise ValueError(f"option 'target' must be a positive integer or None, got {self.target!r}")
         if not (_is_int(self.pi_bak_threshold) and 0 <= self.pi_bak_threshold < 26):
