@@ -1,0 +1,93 @@
+"""Observation encodings: layout, content, and no hidden information (the leak test)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gostop_env.core import GameBatch, Rules, random_legal_actions
+from gostop_env.core.cards import bits
+from gostop_env.encodings import (
+    CARD_LOCATIONS, ENCODINGS, encode, encoding_shape, encoding_size, encoding_table,
+)
+
+
+def mid_game(rules: Rules, games: int, steps: int, seed: int) -> GameBatch:
+    rng = np.random.default_rng(seed)
+    batch = GameBatch.from_seed(rules, rng, games)
+    for _ in range(steps):
+        batch.step(random_legal_actions(batch.legal_bits, rng))
+    return batch
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+@pytest.mark.parametrize("players", (2, 3))
+def test_shapes_follow_the_sections(name, players):
+    batch = mid_game(Rules(players=players), 8, 3, 0)
+    obs = encode(batch, batch.seat, name)
+    assert obs.shape == (8, *encoding_shape(name)) and obs.dtype == np.float32
+    assert np.isfinite(obs).all() and obs.min() >= 0 and obs.max() <= 10
+    if name != "tokens":
+        assert obs.shape[1] == encoding_size(name)
+        assert f"| {encoding_size(name) - ENCODINGS[name][-1].size} |" in encoding_table(name)
+
+
+@pytest.mark.parametrize("players", (2, 3))
+def test_every_card_has_exactly_one_location(players):
+    batch = mid_game(Rules(players=players, jokers=2), 64, 9, 1)
+    for viewer in range(players):
+        obs = encode(batch, np.full(64, viewer), "vector")
+        locations = obs[:, : len(CARD_LOCATIONS) * 50].reshape(64, len(CARD_LOCATIONS), 50)
+        assert (locations.sum(axis=1) == 1).all()
+
+
+def test_own_hand_and_layout_are_where_the_core_says():
+    batch = mid_game(Rules(), 16, 4, 2)
+    obs = encode(batch, batch.seat, "vector")
+    for i in range(16):
+        seat = batch.seat[i]
+        assert bits(np.flatnonzero(obs[i, :50])) == int(batch.hands[i, seat])
+        assert bits(np.flatnonzero(obs[i, 50:100])) == int(batch.layout[i])
+
+
+def _hide_differently(batch: GameBatch, viewer: np.ndarray, rng: np.random.Generator) -> GameBatch:
+    """A copy in which each game's hidden cards are rearranged: one unshaken card of another
+    hand swapped with a stock card, and the rest of the stock shuffled."""
+    other = batch.clone()
+    players = batch.rules.players
+    for i in range(len(batch)):
+        pos, length = int(other.stock_pos[i]), int(other.stock_len[i])
+        stock = other.stock[i, pos:length].copy()
+        opponent = (viewer[i] + 1 + rng.integers(players - 1)) % players
+        hidden = [c for c in range(50) if (int(other.hands[i, opponent]) & ~int(other.revealed[i, opponent])) >> c & 1]
+        if hidden and stock.size:
+            card, k = int(rng.choice(hidden)), int(rng.integers(stock.size))
+            other.hands[i, opponent] ^= np.uint64((1 << card) | (1 << int(stock[k])))
+            stock[k] = card
+        other.stock[i, pos:length] = rng.permutation(stock)
+    return other
+
+
+@pytest.mark.parametrize("preset,players", [("seed", 2), ("korean", 3), ("seed", 3)])
+def test_hidden_cards_never_change_vector_tokens_or_mask(preset, players):
+    rules = Rules.preset(preset, players=players, jokers=1)
+    rng = np.random.default_rng(3)
+    for steps in (0, 3, 8, 15):
+        batch = mid_game(rules, 64, steps, steps)
+        for viewer in [batch.seat.astype(np.int64)] + [np.full(64, s) for s in range(players)]:
+            changed = _hide_differently(batch, viewer, rng)
+            for name in ("vector", "tokens"):
+                assert (encode(batch, viewer, name) == encode(changed, viewer, name)).all()
+            moving = viewer == batch.seat
+            assert (batch.legal_action_mask()[moving] == changed.legal_action_mask()[moving]).all()
+            oracle_same = (encode(batch, viewer, "oracle") == encode(changed, viewer, "oracle")).all(axis=1)
+            assert not oracle_same[~batch.done].all()  # the oracle does see the hidden cards
+
+
+def test_bad_viewer_or_encoding_is_rejected():
+    batch = mid_game(Rules(), 2, 0, 0)
+    with pytest.raises(ValueError, match="unknown encoding 'pixels'"):
+        encode(batch, [0, 0], "pixels")
+    with pytest.raises(ValueError, match="viewer seats must be 0..1"):
+        encode(batch, [0, 2])
+    with pytest.raises(ValueError, match="one viewer seat per game"):
+        encode(batch, [0])
