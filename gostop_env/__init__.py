@@ -1,7 +1,8 @@
 """gostop: Go-Stop for reinforcement learning.
 
-The rules live in :mod:`gostop_env.core` (a vectorised NumPy core and a reference engine);
-the environments built on it come in later releases.
+The rules live in :mod:`gostop_env.core` (a vectorised NumPy core and a reference engine).
+``gostop_env.env(**kwargs)`` / ``gostop_env.raw_env`` (also ``gostop_env.gostop_v0``) is the
+PettingZoo AEC environment; :mod:`gostop_env.encodings` holds the observation encodings.
 """
 from .core import (
     NUM_ACTIONS,
@@ -22,3 +23,12 @@ __all__ = [
     "Rules", "action_name", "card_name", "random_legal_actions",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """Load the PettingZoo environment (and its dependencies) only when asked for."""
+    if name in ("env", "raw_env"):
+        from . import pettingzoo_env
+
+        return getattr(pettingzoo_env, name)
+    raise AttributeError(f"module 'gostop_env' has no attribute {name!r}")

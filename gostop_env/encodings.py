@@ -219,3 +219,16 @@ def _tokens(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     context = np.zeros((n, CONTEXT_ROWS * TOKEN_WIDTH), np.float32)
     context[:, :COUNTERS_SIZE] = _counters(batch, viewers)
     return np.concatenate([cards, context.reshape(n, CONTEXT_ROWS, TOKEN_WIDTH)], axis=1)
+
+
+def encodings_markdown() -> str:
+    """The README's encodings section body: one table per encoding (generated, tested)."""
+    parts = []
+    for name in ("vector", "tokens", "oracle"):
+        shape = " x ".join(str(n) for n in encoding_shape(name))
+        parts.append(f"**`{name}`** (shape {shape}):\n\n{encoding_table(name)}")
+    return "\n\n".join(parts)
+
+
+if __name__ == "__main__":
+    print(encodings_markdown())

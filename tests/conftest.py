@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules
+from gostop_env.core.batch import bit
 from gostop_env.core.deck import DEAL_PACKETS, DEALT, cards_in_play
 from gostop_env.core.position import Position
 
@@ -98,3 +99,17 @@ def np_rng(seed: int = 0) -> np.random.Generator:
 @pytest.fixture(params=(2, 3))
 def players(request) -> int:
     return request.param
+
+
+def check_invariants(b: GameBatch, rules: Rules) -> None:
+    """Every card in exactly one place (cards taken mid-turn count as one); a decision always
+    has a legal action; payments are zero-sum."""
+    stock_left = np.where(np.arange(b.stock.shape[1]) >= b.stock_pos[:, None], b.stock, -1)
+    stock_bits = np.bitwise_or.reduce(bit(stock_left), axis=1)
+    places = np.concatenate([b.hands, b.piles, b.layout[:, None], b.taken[:, None], stock_bits[:, None]], axis=1)
+    assert (np.bitwise_or.reduce(places, axis=1) == np.uint64((1 << rules.deck_size) - 1)).all()
+    assert (np.bitwise_count(places).sum(axis=1) == rules.deck_size).all()
+    live = ~b.done
+    assert (b.legal_bits[live] != 0).any(axis=1).all()
+    assert (b.legal_bits[~live] == 0).all()
+    assert (b.payments.sum(axis=1) == 0).all()

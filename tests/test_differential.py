@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
-from gostop_env.core.batch import bit
+from conftest import check_invariants
 from gostop_env.core.cards import bits
 from gostop_env.core.deck import shuffled_decks
 
@@ -50,20 +50,6 @@ def batch_rows(b: GameBatch) -> list[tuple]:
             *(tuple(c[i]) for c in counters), stacks, tail[0][i], tail[1][i], tuple(tail[2][i]), tail[3][i],
         ))
     return rows
-
-
-def check_invariants(b: GameBatch, rules: Rules) -> None:
-    """Every card in exactly one place (cards taken mid-turn count as one); a decision always
-    has a legal action; payments are zero-sum."""
-    stock_left = np.where(np.arange(b.stock.shape[1]) >= b.stock_pos[:, None], b.stock, -1)
-    stock_bits = np.bitwise_or.reduce(bit(stock_left), axis=1)
-    places = np.concatenate([b.hands, b.piles, b.layout[:, None], b.taken[:, None], stock_bits[:, None]], axis=1)
-    assert (np.bitwise_or.reduce(places, axis=1) == np.uint64((1 << rules.deck_size) - 1)).all()
-    assert (np.bitwise_count(places).sum(axis=1) == rules.deck_size).all()
-    live = ~b.done
-    assert (b.legal_bits[live] != 0).any(axis=1).all()
-    assert (b.legal_bits[~live] == 0).all()
-    assert (b.payments.sum(axis=1) == 0).all()
 
 
 def play_lockstep(rules: Rules, hands: int, seed: int) -> np.ndarray:

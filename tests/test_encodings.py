@@ -91,3 +91,13 @@ def test_bad_viewer_or_encoding_is_rejected():
         encode(batch, [0, 2])
     with pytest.raises(ValueError, match="one viewer seat per game"):
         encode(batch, [0])
+
+
+def test_readme_tables_are_generated_from_the_code():
+    from pathlib import Path
+
+    from gostop_env.encodings import encodings_markdown
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    between = readme.split("<!-- encodings:start -->")[1].split("<!-- encodings:end -->")[0]
+    assert between.strip() == encodings_markdown().strip()

@@ -1,0 +1,212 @@
+"""PettingZoo AEC environment for Go-Stop: one hand per episode, a thin layer over the core.
+
+``env(**kwargs)`` is the wrapped environment (PettingZoo's out-of-bounds and order checks),
+``raw_env`` the bare class; ``gostop_env.gostop_v0`` exposes both under the versioned name.
+Agents are ``player_0`` (the dealer, first to move), ``player_1`` and, with 3 players,
+``player_2``. The same agent may act several times in a row (shake then play, a choice,
+go/stop). No rule is decided here: every step is ``GameBatch.step`` on a batch of one.
+
+Options:
+    players: 2 or 3. preset: ``"seed"`` or ``"korean"``. rules: a dict of rule overrides
+    (see :class:`~gostop_env.core.Rules`). encoding: ``"vector"`` (default), ``"tokens"``
+    or ``"oracle"`` (sees hidden cards: research only). nagari_carry: carry consecutive
+    nagari hands into the next hand's payments (default True). illegal_action: ``"raise"``
+    (default: IllegalActionError naming the legal actions) or ``"penalize"`` (PettingZoo's
+    classic convention: the hand ends, the offender gets ``illegal_reward``, others 0).
+    reward_scale: rewards are chips × this (default 1). render_mode: ``"ansi"`` or ``"human"``.
+
+A deal that is a chongtong ends before anyone decides; ``reset`` then deals again and
+lists the chongtong hands it dealt (their payments) in every agent's ``info["chongtong"]``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .core import NUM_ACTIONS, Event, GameBatch, IllegalActionError, Phase, Result, Rules
+from .core.deck import shuffled_decks, validate_deck
+from .core.events import BatchEvents
+from .encodings import encode, encoding_shape
+from .render import render_table
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Go-Stop AEC environment with PettingZoo's standard wrappers."""
+    wrapped = raw_env(**kwargs)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
+    """Go-Stop as a PettingZoo AEC environment (see the module docstring for options)."""
+
+    metadata = {"name": "gostop_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(self, players: int = 2, preset: str = "seed", rules: dict[str, Any] | None = None,
+                 encoding: str = "vector", nagari_carry: bool = True, illegal_action: str = "raise",
+                 illegal_reward: float = -10.0, reward_scale: float = 1.0, render_mode: str | None = None):
+        super().__init__()
+        self.rules = Rules.preset(preset, players=players, **(rules or {}))
+        encoding_shape(encoding)  # raises on an unknown encoding
+        if illegal_action not in ("raise", "penalize"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self.encoding, self.nagari_carry = encoding, nagari_carry
+        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
+        self.reward_scale, self.render_mode = float(reward_scale), render_mode
+        self.possible_agents = [f"player_{i}" for i in range(players)]
+        self.agents = list(self.possible_agents)
+        self._observation_space = gymnasium.spaces.Dict({
+            "observation": gymnasium.spaces.Box(0.0, np.inf, encoding_shape(encoding), np.float32),
+            "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+        })
+        self._action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self._rng = np.random.default_rng()
+        self._carry = 0
+        self.batch: GameBatch | None = None
+
+    # ---- spaces ------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self._observation_space
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self._action_space
+
+    # ---- episode -----------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new hand. ``options``: ``{"deck": [...]}`` deals that deck order (top card
+        first), ``{"carry": n}`` sets the nagari carry."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            self._carry = 0
+        options = options or {}
+        if "carry" in options:
+            self._carry = int(options["carry"])
+        self.agents = list(self.possible_agents)
+        chongtong = self._deal(options.get("deck"))
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._set_infos(self.batch.deal_events)
+        for agent in self.agents:
+            self.infos[agent]["chongtong"] = chongtong
+        self.agent_selection = self._agent(int(self.batch.seat[0]))
+
+    def _deal(self, deck: Any) -> list[list[int]]:
+        """Deal until a hand needs a decision; return the payments of chongtong deals skipped."""
+        skipped = []
+        while True:
+            order = validate_deck(self.rules, deck) if deck is not None else shuffled_decks(self.rules, self._rng, 1)[0]
+            self.deck = order  # the current hand's deck order, top card first
+            self.batch = GameBatch(self.rules, order[None, :], carry=self._carry if self.nagari_carry else 0)
+            if not self.batch.done[0]:
+                return skipped
+            if deck is not None:
+                raise ValueError("the given deck deals a chongtong: the hand ends before any decision")
+            skipped.append(self.batch.payments[0].tolist())
+            self._carry = 0
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        if action is None or not self._is_legal(int(action)):
+            self._illegal(agent, action)
+            return
+        events = self.batch.step(np.array([int(action)]))
+        self._after_step(events)
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _is_legal(self, action: int) -> bool:
+        return 0 <= action < NUM_ACTIONS and action in self.batch.legal_actions(0)
+
+    def _illegal(self, agent: str, action: Any) -> None:
+        if self.illegal_action == "raise":
+            raise IllegalActionError(-1 if action is None else int(action), Phase(self.batch.phase[0]),
+                                     self.batch.legal_actions(0))
+        self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
+        self.terminations = {a: True for a in self.agents}
+        for a in self.agents:
+            self.infos[a] = {"action_mask": np.zeros(NUM_ACTIONS, np.int8), "illegal_action": agent}
+        self._accumulate_rewards()
+
+    def _after_step(self, events: BatchEvents) -> None:
+        done = bool(self.batch.done[0])
+        payments = events.payments[0] * self.reward_scale
+        self.rewards = {a: float(payments[i]) if done else 0.0 for i, a in enumerate(self.agents)}
+        if done:
+            self.terminations = {a: True for a in self.agents}
+            self._carry = int(self.batch.next_carry[0]) if self.nagari_carry else 0
+        self._set_infos(events)
+        self.agent_selection = self._agent(int(self.batch.seat[0]))
+
+    def _set_infos(self, events: BatchEvents) -> None:
+        mask = self.batch.legal_action_mask()[0].astype(np.int8)
+        mover = int(self.batch.seat[0])
+        described = describe_events(events, 0, self.possible_agents)
+        for i, agent in enumerate(self.agents):
+            info = {"action_mask": mask if i == mover else np.zeros(NUM_ACTIONS, np.int8), "events": described}
+            if self.batch.done[0]:
+                info["payments"] = self.batch.payments[0].tolist()
+                info["result"] = RESULT_NAMES[int(self.batch.result[0])]
+            self.infos[agent] = info
+
+    def _agent(self, seat: int) -> str:
+        return self.possible_agents[seat]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.possible_agents.index(agent)
+        observation = encode(self.batch, np.array([seat]), self.encoding)[0]
+        mask = self.batch.legal_action_mask()[0].astype(np.int8)
+        if seat != int(self.batch.seat[0]) or self.batch.done[0]:
+            mask = np.zeros(NUM_ACTIONS, np.int8)
+        return {"observation": observation, "action_mask": mask}
+
+    # ---- rendering -------------------------------------------------------------------------
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.batch is None:
+            return None
+        text = render_table(self.batch, 0, viewer=int(self.batch.seat[0]))
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        self.batch = None
+
+
+RESULT_NAMES = {Result.ONGOING: "ongoing", Result.STOP: "stop", Result.NAGARI: "nagari", Result.CHONGTONG: "chongtong"}
+
+
+def describe_events(events: BatchEvents, i: int, agents: list[str]) -> dict[str, dict[str, Any]]:
+    """Game ``i``'s events as ``{agent: {event: count, "captured": [...], "stolen_from": {...}}}``
+    (only what happened)."""
+    one = events.game(i)
+    out: dict[str, dict[str, Any]] = {}
+    for seat, agent in enumerate(agents):
+        entry: dict[str, Any] = {e.name.lower(): one.counts[seat][e] for e in Event if one.counts[seat][e]}
+        if one.captured[seat]:
+            entry["captured"] = sorted(one.captured[seat])
+        stolen = {agents[g]: sorted(cards) for g, cards in enumerate(one.stolen[seat]) if cards}
+        if stolen:
+            entry["stolen_from"] = stolen
+        if one.payments[seat]:
+            entry["payment"] = one.payments[seat]
+        if entry:
+            out[agent] = entry
+    return out

@@ -1,0 +1,108 @@
+"""The PettingZoo AEC environment: PettingZoo's own checks, a fuzz, agreement with the core."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+from conftest import check_invariants, stacked_deck
+from gostop_env import gostop_v0
+from gostop_env.core import GameBatch, IllegalActionError, Rules
+from gostop_env.core.cards import cards_of
+from gostop_env.encodings import encode
+
+CONFIGS = [dict(players=p, preset=s) for s in ("seed", "korean") for p in (2, 3)]
+
+
+@pytest.mark.parametrize("kwargs", CONFIGS)
+def test_pettingzoo_api_seed_and_render_tests(kwargs):
+    api_test(gostop_v0.env(**kwargs), num_cycles=200)
+    seed_test(lambda: gostop_v0.env(**kwargs), num_cycles=100)
+    render_test(lambda render_mode=None: gostop_v0.env(render_mode=render_mode, **kwargs))
+
+
+@pytest.mark.parametrize("kwargs", CONFIGS)
+def test_fuzz_many_seeds_with_core_invariants(kwargs):
+    env = gostop_v0.env(**kwargs, rules=dict(jokers=2))
+    rng = np.random.default_rng(0)
+    for hand in range(500):
+        env.reset(seed=hand)
+        totals = dict.fromkeys(env.possible_agents, 0.0)
+        for agent in env.agent_iter(max_iter=400):
+            observation, reward, terminated, truncated, info = env.last()
+            totals[agent] += reward
+            if terminated or truncated:
+                action = None
+            else:
+                legal = np.flatnonzero(observation["action_mask"])
+                assert legal.size and (info["action_mask"] == observation["action_mask"]).all()
+                action = int(rng.choice(legal))
+            env.step(action)
+            check_invariants(env.unwrapped.batch, env.unwrapped.rules)
+        assert not env.agents, "the hand did not end"
+        assert sum(totals.values()) == 0
+
+
+def test_env_agrees_with_the_core_step_by_step():
+    rules = Rules.preset("korean", players=3)
+    env = gostop_v0.env(players=3, preset="korean", nagari_carry=False)
+    env.reset(seed=5)
+    core = GameBatch.from_decks(rules, [env.unwrapped.deck])
+    rng = np.random.default_rng(1)
+    for agent in env.agent_iter(max_iter=300):
+        observation, reward, terminated, truncated, info = env.last()
+        seat = env.possible_agents.index(agent)
+        assert (observation["observation"] == encode(core, [seat])[0]).all()
+        if terminated:
+            assert reward == core.payments[0, seat]
+            env.step(None)
+            continue
+        assert seat == core.seat[0]
+        assert (observation["action_mask"] == core.legal_action_mask()[0]).all()
+        action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+        env.step(action)
+        core.step([action])
+
+
+def test_illegal_actions_raise_or_end_the_hand():
+    env = gostop_v0.env()
+    env.reset(seed=0)
+    mask = env.last()[0]["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    with pytest.raises(IllegalActionError, match="legal actions:"):
+        env.step(illegal)
+    env = gostop_v0.env(illegal_action="penalize", illegal_reward=-3.0)
+    env.reset(seed=0)
+    offender = env.agent_selection
+    env.step(illegal)
+    assert env.rewards[offender] == -3.0 and all(env.terminations.values())
+
+
+def test_reset_options_and_reward_scale():
+    rules = Rules()
+    deck = stacked_deck(rules, hands={0: [0]}, layout=[1])
+    env = gostop_v0.env(reward_scale=0.5)
+    env.reset(options={"deck": deck, "carry": 2})
+    assert env.unwrapped.batch.carry[0] == 2 and 0 in cards_of(env.unwrapped.batch.hands[0, 0])
+    with pytest.raises(ValueError, match="chongtong"):
+        env.reset(options={"deck": stacked_deck(rules, hands={1: [0, 1, 2, 3]})})
+
+
+def test_chongtong_deals_are_reported_and_dealt_again():
+    env = gostop_v0.env()
+    found = False
+    for seed in range(400):
+        env.reset(seed=seed)
+        skipped = env.infos["player_0"]["chongtong"]
+        if skipped:
+            found = True
+            assert all(sum(p) == 0 and max(p) == 5 for p in skipped)
+            assert not any(env.terminations.values())
+    assert found
+
+
+def test_render_ansi_shows_only_the_viewers_hand():
+    env = gostop_v0.env(render_mode="ansi")
+    env.reset(seed=3)
+    text = env.render()
+    assert "(you)" in text and "hand: 10 cards" in text and "layout:" in text
