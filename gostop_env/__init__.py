@@ -4,6 +4,8 @@ The rules live in :mod:`gostop_env.core` (a vectorised NumPy core and a referenc
 ``gostop_env.env(**kwargs)`` / ``gostop_env.raw_env`` (also ``gostop_env.gostop_v0``) is the
 PettingZoo AEC environment; :mod:`gostop_env.encodings` holds the observation encodings.
 """
+import gymnasium
+
 from .core import (
     NUM_ACTIONS,
     Event,
@@ -23,6 +25,8 @@ __all__ = [
     "Rules", "action_name", "card_name", "random_legal_actions",
 ]
 __version__ = "0.1.0"
+
+gymnasium.register(id="GoStop-v0", entry_point="gostop_env.gym_env:GoStopEnv")
 
 
 def __getattr__(name: str):

@@ -25,7 +25,8 @@ from .core import GameBatch, Phase
 from .core import cards as C
 
 CARDS = C.NUM_CARDS
-MAX_OPPONENTS = 2
+OBSERVATION_HIGH = 10.0
+"""Upper bound of every encoded value (the nagari carry is capped at 40 hands)."""
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def _counters(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     phase = np.zeros((n, len(Phase)), np.float32)
     phase[rows, batch.phase] = 1
     stock = (batch.stock_len - batch.stock_pos)[:, None] / 24.0
-    carry = batch.carry[:, None] / 4.0
+    carry = np.minimum(batch.carry[:, None], 40) / 4.0
     target = np.full((n, 1), batch.rules.target_score / 10.0)
     per_seat = dict(hand_size=np.bitwise_count(batch.hands), score=batch.scores, gos=batch.gos,
                     go_score=batch.go_scores, shakes=batch.shakes, bombs=batch.bombs,

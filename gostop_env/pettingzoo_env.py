@@ -30,7 +30,7 @@ from pettingzoo.utils import wrappers
 from .core import NUM_ACTIONS, Event, GameBatch, IllegalActionError, Phase, Result, Rules
 from .core.deck import shuffled_decks, validate_deck
 from .core.events import BatchEvents
-from .encodings import encode, encoding_shape
+from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .render import render_table
 
 
@@ -62,7 +62,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.possible_agents = [f"player_{i}" for i in range(players)]
         self.agents = list(self.possible_agents)
         self._observation_space = gymnasium.spaces.Dict({
-            "observation": gymnasium.spaces.Box(0.0, np.inf, encoding_shape(encoding), np.float32),
+            "observation": gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32),
             "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
         })
         self._action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)

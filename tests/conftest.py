@@ -1,6 +1,10 @@
 """Shared helpers: run one scenario on both engines in lock-step."""
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # small torch nets run far faster on one thread
+
 import numpy as np
 import pytest
 

@@ -116,3 +116,15 @@ def test_position_with_an_empty_hand_starts_with_the_flip():
     batch, ref = GameBatch.from_positions(rules, [pos]), ReferenceGame.from_position(rules, pos)
     assert batch.snapshot(0) == ref.snapshot()
     assert ref.seat == 1 and ref.piles[0] == {4, 5} and ref.phase == Phase.PLAY
+
+
+def test_no_action_leaves_a_live_game_waiting():
+    rules = Rules(players=3)
+    batch = GameBatch.from_seed(rules, 4, 6)
+    before = [batch.snapshot(i) for i in range(6)]
+    actions = random_legal_actions(batch.legal_bits, np.random.default_rng(0))
+    actions[[1, 4]] = -1
+    events = batch.step(actions)
+    assert batch.snapshot(1) == before[1] and batch.snapshot(4) == before[4]
+    assert not events.counts[[1, 4]].any() and not events.captured[[1, 4]].any()
+    assert all(batch.snapshot(i) != before[i] for i in (0, 2, 3, 5))

@@ -14,7 +14,8 @@ CHOOSE = 75  # 75..122: choose layout card (id - 75)
 GO = 123
 STOP = 124
 NO_ACTION = -1
-"""The action a batch must give for a game that is already over."""
+"""No action: what a finished game must be given, and what leaves a live game of a batch
+waiting, untouched, for a later step (so a batch's games can be moved in any groups)."""
 
 
 class Phase(IntEnum):

@@ -213,7 +213,8 @@ class GameBatch:
     """B hands of Go-Stop under one :class:`Rules`, stepped together.
 
     Create with :meth:`from_seed`, :meth:`from_seeds` or :meth:`from_decks`; call
-    :meth:`step` with one action per game (``NO_ACTION`` = -1 for a game already over).
+    :meth:`step` with one action per game: a legal action id, or ``NO_ACTION`` (-1) to leave
+    a game untouched (the only action a finished game takes).
     State arrays are public attributes with a leading batch axis; treat them as read-only.
     """
 
@@ -470,7 +471,7 @@ class GameBatch:
         safe = np.where(in_range, actions, 0)
         word = self._legal[np.arange(len(self)), safe >> 6]
         legal = in_range & (((word >> (safe & 63).astype(U64)) & ONE) == ONE)
-        ok = np.where(self.done, actions == A.NO_ACTION, legal)
+        ok = (actions == A.NO_ACTION) | (legal & ~self.done)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             raise IllegalActionError(int(actions[i]), Phase(self.phase[i]), self.legal_actions(i), game=i)

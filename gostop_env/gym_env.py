@@ -1,0 +1,145 @@
+"""Gymnasium single-agent view (``GoStop-v0``): one learning seat against opponent policies.
+
+Each episode is one hand. The learner's seat is fixed (``learner_seat=0..P-1``) or drawn
+each hand (``"random"``); the other seats are played by opponent policies (see
+:mod:`gostop_env.policy`; default: random legal play), all inside ``step``. The
+observation is the learner's encoding; ``action_masks()`` (and ``info["action_mask"]``)
+gives the legal actions, as sb3-contrib's MaskablePPO expects. The reward is the learner's
+chip payment × ``reward_scale`` when the hand ends, else 0. An illegal action ends the
+hand with ``illegal_reward`` for the learner (``illegal_action="penalize"``, the default, so
+that any action of the action space is valid input, as Gymnasium expects) or raises
+:class:`~gostop_env.core.IllegalActionError` (``"raise"``). ``opponents`` is one policy
+for every other seat, or a list whose entry k plays the seat k + 1 places after the learner.
+
+A hand that ends before the learner's first decision (a chongtong deal, or an opponent
+stopping first) has no decision to learn from: ``reset`` deals again and lists the skipped
+hands' payments for the learner in ``info["skipped_hands"]``.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium
+import numpy as np
+
+from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules
+from .core.deck import shuffled_decks
+from .encodings import OBSERVATION_HIGH, encode, encoding_shape
+from .policy import Policy, RandomPolicy, check_actions
+from .render import render_table
+
+
+class GoStopEnv(gymnasium.Env):
+    """One seat of a Go-Stop hand against opponent policies."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(self, players: int = 2, preset: str = "seed", rules: dict[str, Any] | None = None,
+                 encoding: str = "vector", learner_seat: int | str = "random",
+                 opponents: Policy | Sequence[Policy] | None = None, nagari_carry: bool = True,
+                 reward_scale: float = 1.0, illegal_action: str = "penalize", illegal_reward: float = -10.0,
+                 render_mode: str | None = None):
+        self.rules = Rules.preset(preset, players=players, **(rules or {}))
+        if learner_seat != "random" and learner_seat not in range(players):
+            raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self.encoding, self.learner_seat, self.render_mode = encoding, learner_seat, render_mode
+        self.opponents = _opponent_list(opponents, players)
+        self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
+        if illegal_action not in ("raise", "penalize"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
+        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
+        self.observation_space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32)
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self._rng, self._carry, self.seat, self._hand_over = np.random.default_rng(), 0, 0, True
+        self.batch: GameBatch | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._rng, self._carry = np.random.default_rng(seed), 0
+        skipped = []
+        while True:
+            self.seat = int(self._rng.integers(self.rules.players)) if self.learner_seat == "random" else self.learner_seat
+            self.batch = GameBatch(self.rules, shuffled_decks(self.rules, self._rng, 1),
+                                   carry=self._carry if self.nagari_carry else 0)
+            self._play_opponents()
+            if not self.batch.done[0]:
+                self._hand_over = False
+                break
+            skipped.append(float(self.batch.payments[0, self.seat]) * self.reward_scale)
+            self._end_hand()
+        return self._observation(), self._info(skipped_hands=skipped)
+
+    def step(self, action: int):
+        if self.batch is None or self._hand_over:
+            raise RuntimeError("step() called on a finished hand: call reset() first")
+        legal = self.batch.legal_actions(0)
+        if int(action) not in legal:
+            return self._illegal(int(action), legal)
+        self.batch.step([int(action)])
+        self._play_opponents()
+        done = bool(self.batch.done[0])
+        reward = float(self.batch.payments[0, self.seat]) * self.reward_scale if done else 0.0
+        info = self._info(payments=self.batch.payments[0].tolist()) if done else self._info()
+        if done:
+            self._end_hand()
+        if self.render_mode == "human":
+            print(self.render_text())
+        return self._observation(), reward, done, False, info
+
+    def _illegal(self, action: int, legal: list[int]):
+        if self.illegal_action == "raise":
+            raise IllegalActionError(action, Phase(self.batch.phase[0]), legal)
+        self._hand_over = True  # the hand is abandoned; nobody is paid
+        return self._observation(), self.illegal_reward, True, False, self._info(illegal_action=action)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner's current decision, ``(125,)`` bool (none once over)."""
+        if self._hand_over:
+            return np.zeros(NUM_ACTIONS, bool)
+        return self.batch.legal_action_mask()[0]
+
+    def render(self) -> str | None:
+        text = self.render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def render_text(self) -> str:
+        return render_table(self.batch, 0, viewer=self.seat) if self.batch is not None else ""
+
+    # ---- inside a step -------------------------------------------------------------------
+    def _play_opponents(self) -> None:
+        """Let opponent policies move until the learner decides or the hand ends."""
+        while not self.batch.done[0] and int(self.batch.seat[0]) != self.seat:
+            seat = int(self.batch.seat[0])
+            policy = self.opponents[(seat - self.seat) % self.rules.players - 1]
+            observation = encode(self.batch, np.array([seat]), policy.encoding)
+            masks = self.batch.legal_action_mask()
+            action = check_actions(policy(observation, masks, self._rng), masks, f"opponent at seat {seat}")
+            self.batch.step(action)
+
+    def _end_hand(self) -> None:
+        self._hand_over = True
+        self._carry = int(self.batch.next_carry[0]) if self.nagari_carry else 0
+
+    def _observation(self) -> np.ndarray:
+        return encode(self.batch, np.array([self.seat]), self.encoding)[0]
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        return {"action_mask": self.action_masks(), "seat": self.seat, **extra}
+
+
+def _opponent_list(opponents: Policy | Sequence[Policy] | None, players: int) -> list[Policy]:
+    """Policy k plays the seat k + 1 places after the learner in turn order."""
+    if opponents is None:
+        opponents = RandomPolicy()
+    if callable(opponents):
+        return [opponents] * (players - 1)
+    opponents = list(opponents)
+    if len(opponents) != players - 1:
+        raise ValueError(f"give one opponent policy or {players - 1} (one per other seat), got {len(opponents)}")
+    return opponents

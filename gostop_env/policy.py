@@ -1,0 +1,49 @@
+"""The one policy interface used everywhere (vector env, AEC loops, tournaments).
+
+A policy is any callable ``policy(observations, masks, rng) -> actions`` that takes a
+batch of observations (in the encoding named by its ``encoding`` attribute), a batch of
+``(n, 125)`` boolean legal-action masks and a ``numpy.random.Generator``, and returns
+``(n,)`` int64 action ids, each legal under its mask.
+"""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Batched policy: observations and masks in, one legal action per row out."""
+
+    encoding: str
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        ...
+
+
+class RandomPolicy:
+    """Uniformly random legal actions (seeded through the ``rng`` it is given)."""
+
+    encoding = "vector"
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        masks = np.asarray(masks, bool)
+        if not masks.any(axis=1).all():
+            raise ValueError("a row of the mask has no legal action")
+        keys = rng.random(masks.shape) + masks  # legal actions score in [1, 2), others in [0, 1)
+        return keys.argmax(axis=1).astype(np.int64)
+
+
+def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -> np.ndarray:
+    """Return ``actions`` as int64, or raise ValueError naming the first illegal one."""
+    actions = np.asarray(actions, np.int64).reshape(-1)
+    if actions.shape != (len(masks),):
+        raise ValueError(f"{who} returned {actions.shape[0]} actions for {len(masks)} observations")
+    inside = (actions >= 0) & (actions < masks.shape[1])
+    legal = inside & masks[np.arange(len(masks)), np.where(inside, actions, 0)]
+    if not legal.all():
+        row = int(np.flatnonzero(~legal)[0])
+        raise ValueError(f"{who} chose illegal action {int(actions[row])} in row {row}; "
+                         f"legal: {np.flatnonzero(masks[row]).tolist()}")
+    return actions

@@ -1,0 +1,106 @@
+"""The Gymnasium single-agent env, the batched SB3 vector env, and MaskablePPO on both."""
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import gostop_env  # noqa: F401  (registers GoStop-v0)
+from gostop_env.core import GameBatch, IllegalActionError, Rules
+from gostop_env.encodings import encode
+from gostop_env.policy import RandomPolicy
+from gostop_env.vec_env import GoStopVecEnv
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(players=3, preset="korean", learner_seat=1),
+                                    dict(encoding="tokens", rules=dict(jokers=2))])
+def test_gymnasium_check_env(kwargs):
+    check_env(gymnasium.make("GoStop-v0", **kwargs).unwrapped, skip_render_check=False)
+
+
+def test_gym_env_plays_whole_hands_with_zero_sum_payments():
+    env = gymnasium.make("GoStop-v0", players=3, learner_seat="random")
+    rng = np.random.default_rng(0)
+    seats = set()
+    for hand in range(60):
+        observation, info = env.reset(seed=hand)
+        seats.add(info["seat"])
+        terminated = False
+        while not terminated:
+            action = int(rng.choice(np.flatnonzero(env.unwrapped.action_masks())))
+            observation, reward, terminated, truncated, info = env.step(action)
+        assert sum(info["payments"]) == 0 and reward == info["payments"][info["seat"]]
+    assert seats == {0, 1, 2}
+
+
+def test_gym_env_illegal_action_is_penalized_or_raises():
+    env = gymnasium.make("GoStop-v0", learner_seat=0, illegal_reward=-2.0)
+    env.reset(seed=1)
+    illegal = int(np.flatnonzero(~env.unwrapped.action_masks())[0])
+    _, reward, terminated, _, info = env.step(illegal)
+    assert reward == -2.0 and terminated and info["illegal_action"] == illegal
+    with pytest.raises(RuntimeError, match="finished hand"):
+        env.step(0)
+    strict = gymnasium.make("GoStop-v0", learner_seat=0, illegal_action="raise")
+    strict.reset(seed=1)
+    with pytest.raises(IllegalActionError):
+        strict.step(illegal)
+
+
+def test_vec_env_matches_the_core_for_its_seeds_and_actions():
+    rules = Rules(players=2)
+    env = GoStopVecEnv(8, learner_seat=0, seed=11, nagari_carry=False)
+    observations = env.reset()
+    core = GameBatch.from_seeds(rules, [11 + i for i in range(8)])  # game i deals from seed 11 + i
+    assert not core.done.any()
+    policy, rng = RandomPolicy(), np.random.default_rng(2)
+    opponent_rng = np.random.default_rng([11, 8])
+    # replay: the vec env's opponent (seat 1) draws from its own generator, in the same order
+    for _ in range(40):
+        if core.done.any():
+            break
+        assert (observations == encode(core, np.zeros(8, int))).all()
+        masks = env.action_masks()
+        assert (masks == core.legal_action_mask()).all()
+        actions = policy(observations, masks, rng)
+        core.step(actions)
+        while (~core.done & (core.seat != 0)).any():
+            waiting = np.flatnonzero(~core.done & (core.seat != 0))
+            replies = np.full(8, -1)
+            replies[waiting] = policy(None, core.legal_action_mask()[waiting], opponent_rng)
+            core.step(replies)
+        observations, rewards, dones, infos = env.step(actions)
+        assert (rewards == np.where(core.done, core.payments[:, 0], 0)).all()
+
+
+def test_vec_env_seeds_are_per_game_and_reproducible():
+    first = GoStopVecEnv(4, seed=3, learner_seat=0).reset()
+    assert (GoStopVecEnv(4, seed=3, learner_seat=0).reset() == first).all()
+    shifted = GoStopVecEnv(2, seed=4, learner_seat=0).reset()  # its game 0 is game 1 of seed 3
+    assert (shifted[0] == first[1]).all() and not (first[0] == first[1]).all()
+
+
+@pytest.mark.parametrize("make", ["gym", "vec"])
+def test_maskable_ppo_smoke_run(make):
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    env = gymnasium.make("GoStop-v0") if make == "gym" else GoStopVecEnv(16, seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=256, n_epochs=1, seed=0)
+    model.learn(2048)
+    assert model.num_timesteps >= 2048
+
+
+def test_masked_policy_never_takes_an_illegal_action():
+    from sb3_contrib import MaskablePPO
+
+    env = GoStopVecEnv(50, players=3, seed=5)
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, seed=0)
+    observations = env.reset()
+    for _ in range(200):  # 10,000 masked learner steps
+        masks = env.action_masks()
+        actions, _ = model.predict(observations, action_masks=masks)
+        assert masks[np.arange(50), actions].all()
+        observations, *_ = env.step(actions)
