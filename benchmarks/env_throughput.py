@@ -19,7 +19,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-import gostop_env  # noqa: E402
+import pettingzoo  # noqa: E402
+
+import gostop_env  # noqa: E402, F401 (registers gostop_v0)
 from gostop_env.vec_env import GoStopVecEnv  # noqa: E402
 
 
@@ -68,12 +70,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
     print("| what | setting | rate | unit |\n|---|---|---|---|")
-    ours = aec_decisions_per_second(lambda: gostop_env.env(), args.seconds)
+    ours = aec_decisions_per_second(lambda: pettingzoo.make("aec", "gostop_v0"), args.seconds)
     print(f"| gostop_v0 AEC env() | 2 players, one game | {ours:,.0f} | decisions/s |", flush=True)
     try:
-        from pettingzoo.classic import leduc_holdem_v4
+        from pettingzoo.classic.rlcard_envs import leduc_holdem  # noqa: F401 (fails without rlcard)
 
-        leduc = aec_decisions_per_second(lambda: leduc_holdem_v4.env(), args.seconds)
+        leduc = aec_decisions_per_second(lambda: pettingzoo.make("aec", "classic/leduc_holdem_v4"), args.seconds)
         print(f"| leduc_holdem_v4 AEC env() | same loop | {leduc:,.0f} | decisions/s ({ours / leduc:.1f}x leduc) |")
     except ImportError as error:
         print(f"| leduc_holdem_v4 AEC env() | skipped: {error} | - | - |")

@@ -101,6 +101,16 @@ def test_chongtong_deals_are_reported_and_dealt_again():
     assert found
 
 
+def test_registered_with_pettingzoo_and_gymnasium():
+    import gymnasium
+    import pettingzoo
+
+    env = pettingzoo.make("aec", "gostop_v0", players=3)
+    env.reset(seed=0)
+    assert env.possible_agents == ["player_0", "player_1", "player_2"]
+    assert gymnasium.make("GoStop-v0").unwrapped.rules.players == 2
+
+
 def test_render_ansi_shows_only_the_viewers_hand():
     env = gostop_v0.env(render_mode="ansi")
     env.reset(seed=3)
