@@ -257,7 +257,6 @@ class GameBatch:
             else:
                 self.hands[index, seat] |= packet
         self._deal(index)
-        self._flush_counts()
         self._legal[index] = self._compute_legal(index)
         return self._events.rows(index)
 
@@ -308,7 +307,6 @@ class GameBatch:
         flip_only = ~go_stop & (new.hands[all_games, new.seat] == 0)
         new._stage[flip_only] = FLIP
         new._run_stages()
-        new._flush_counts()
         new._legal = new._compute_legal()
         return new
 
@@ -460,7 +458,6 @@ class GameBatch:
         self._new_events()
         self._dispatch(actions)
         self._run_stages()
-        self._flush_counts()
         self._legal = self._compute_legal()
         return self._events
 
@@ -841,19 +838,11 @@ class GameBatch:
             if not hit.size:
                 return
             idx, seat = idx[hit], seat[hit]
-        self._counted.append(self._slot(idx, seat) * NUM_EVENTS + event)
+        flat(self._events.counts)[self._slot(idx, seat) * NUM_EVENTS + event] += 1
 
     def _new_events(self) -> None:
-        """Start recording a step's events (counts are gathered, then added at once)."""
+        """Start recording a step's events."""
         self._events = BatchEvents.empty(len(self), self.rules.players)
-        self._counted: list[np.ndarray] = []
-
-    def _flush_counts(self) -> None:
-        if self._counted:
-            counts = self._events.counts
-            hits = np.bincount(np.concatenate(self._counted), minlength=counts.size)
-            counts += hits.reshape(counts.shape).astype(np.int8)
-            self._counted = []
 
     def _slot(self, idx: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """Flat index of (game, seat) in the ``(B, P)`` arrays."""
