@@ -1,1 +1,14 @@
-"""Agents for Go-Stop (baselines, search, learned): filled in with the agents issue."""
+"""Agents for Go-Stop. All implement the one policy interface of :mod:`gostop_env.policy`.
+
+- :mod:`agents.greedy`: :class:`SimpleGreedy` and :class:`Greedy` card-play baselines.
+- :mod:`agents.go_stop`: go/stop rules (always stop, thresholds) for any card player.
+- :mod:`agents.registry`: :func:`make_agent` builds an agent from a name such as
+  ``greedy:stop=threshold:k=3``.
+- :mod:`agents.match`: play hands between policies and compare two over duplicate deals.
+"""
+from .go_stop import AlwaysStop, Threshold
+from .greedy import Greedy, SimpleGreedy
+from .match import compare, play_hands
+from .registry import make_agent
+
+__all__ = ["AlwaysStop", "Greedy", "SimpleGreedy", "Threshold", "compare", "make_agent", "play_hands"]

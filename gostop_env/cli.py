@@ -3,6 +3,8 @@
 - ``gostop simulate``: play many hands with random legal moves on the vectorised core
   and print what happened (results, payments, event rates, speed).
 - ``gostop deal``: deal one hand from a seed and print it move by move.
+- ``gostop compare A B``: two agents (by name, e.g. ``greedy``, ``random``,
+  ``greedy:stop=threshold:k=9:gos=1``) over duplicate 2-player deals.
 """
 from __future__ import annotations
 
@@ -27,8 +29,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     deal = commands.add_parser("deal", help="deal one hand and print it, played with random moves")
     _rules_arguments(deal)
     deal.add_argument("--seed", type=int, default=0)
+    compare = commands.add_parser("compare", help="two agents over duplicate 2-player deals")
+    compare.add_argument("agents", nargs=2, help="agent names, e.g. greedy random")
+    compare.add_argument("--preset", default="seed", help="rule preset: seed or korean (default seed)")
+    compare.add_argument("--deals", type=int, default=5000, help="duplicate deals (default 5000)")
+    compare.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
+        if args.command == "compare":
+            return _compare(args.agents, args.preset, args.deals, args.seed)
         rules = Rules.preset(args.preset, players=args.players, jokers=args.jokers)
         if args.command == "simulate":
             return _simulate(rules, args.hands, args.batch, args.seed)
@@ -97,6 +106,20 @@ class _Totals:
             rates = " | ".join(f"{v / self.hands:.3f}" for v in self.events[seat])
             print(f"| {seat} | {self.chips[seat] / self.hands:+.3f} | {rates} |")
         print(f"\nmean chips changing hands per hand: {self.abs_payment / 2 / self.hands:.2f}")
+
+
+def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
+    from agents import compare, make_agent
+
+    if deals < 2:
+        raise ValueError("--deals must be at least 2")
+    rules = Rules.preset(preset)
+    first, second = (make_agent(name, rules) for name in names)
+    start = time.perf_counter()
+    result = compare(first, second, deals, seed=seed, rules=rules)
+    print(f"{names[0]} against {names[1]} ({preset} rules), {2 * deals} hands in {time.perf_counter() - start:.1f} s:")
+    print(f"{names[0]}: {result}")
+    return 0
 
 
 def _deal(rules: Rules, seed: int) -> int:

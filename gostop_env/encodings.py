@@ -222,6 +222,28 @@ def _tokens(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     return np.concatenate([cards, context.reshape(n, CONTEXT_ROWS, TOKEN_WIDTH)], axis=1)
 
 
+def section_slices(name: str) -> dict[str, slice]:
+    """Where each section of a flat encoding lies: ``{section name: slice}``."""
+    slices, offset = {}, 0
+    for section in _sections(name):
+        slices[section.name] = slice(offset, offset + section.size)
+        offset += section.size
+    return slices
+
+
+def decode_boards(observations: np.ndarray, name: str = "vector") -> dict[str, np.ndarray]:
+    """The card sections of flat observations as ``(n,)`` uint64 bitboards, keyed by
+    section name (``own_hand``, ``layout``, ``own_pile``, ...), for rule-based agents."""
+    observations = np.asarray(observations)
+    weights = (np.uint64(1) << np.arange(CARDS, dtype=np.uint64))
+    boards = {}
+    for section, where in section_slices(name).items():
+        if where.stop - where.start == CARDS and not section.startswith("stock"):
+            flags = observations[:, where] > 0.5
+            boards[section] = (flags * weights).sum(axis=1, dtype=np.uint64)
+    return boards
+
+
 def encodings_markdown() -> str:
     """The README's encodings section body: one table per encoding (generated, tested)."""
     parts = []

@@ -1,0 +1,122 @@
+"""Baseline agents: their choices on stacked positions, strength, names, and no peeking."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import AlwaysStop, Greedy, SimpleGreedy, Threshold, compare, make_agent, play_hands
+from agents.view import View
+from conftest import position
+from gostop_env.core import GameBatch, Rules, random_legal_actions
+from gostop_env.core import actions as A
+from gostop_env.core.deck import shuffled_decks
+from gostop_env.encodings import encode
+from gostop_env.policy import RandomPolicy
+from test_encodings import _hide_differently
+
+RULES = Rules()
+
+
+def decide(agent, pos, rules=RULES) -> int:
+    batch = GameBatch.from_positions(rules, [pos])
+    seat = int(batch.seat[0])
+    return int(agent(encode(batch, [seat]), batch.legal_action_mask(), np.random.default_rng(0))[0])
+
+
+@pytest.mark.parametrize("agent", [SimpleGreedy(), Greedy()])
+def test_takes_the_obvious_capture(agent):
+    pos = position(RULES, {0: [0, 21, 30], 1: [20]}, layout=[2, 36])
+    assert decide(agent, pos) == 0
+
+
+def test_greedy_completes_godori_over_a_plain_pair():
+    pos = position(RULES, {0: [29, 18], 1: [20]}, layout=[28 + 3, 19], piles={0: [4, 12]})
+    assert decide(Greedy(), pos) == 29  # the geese complete the three birds
+
+
+def test_greedy_prefers_a_stack_capture_that_steals():
+    pos = position(RULES, {0: [3, 21], 1: [20]}, layout=[0, 1, 2, 22], piles={1: [6, 7]})
+    assert decide(Greedy(), pos) == 3
+
+
+def test_bombs_when_it_can():
+    pos = position(RULES, {0: [4, 5, 6, 30], 1: [20]}, layout=[7, 31])
+    assert decide(SimpleGreedy(), pos) == A.bomb_action(1)
+    shaken = position(RULES, {0: [4, 5, 6, 30], 1: [20]}, layout=[7, 31], revealed=[[4, 5, 6], []], shakes=[1, 0])
+    assert decide(Greedy(), shaken) == 4  # once shaken, no bomb: it takes the fourth card
+
+
+def test_greedy_shakes_then_plays():
+    pos = position(RULES, {0: [4, 5, 6, 30], 1: [20]}, layout=[31])
+    assert decide(Greedy(), pos) == A.shake_action(1)
+
+
+def test_choice_takes_the_more_valuable_card():
+    batch = GameBatch.from_positions(RULES, [position(RULES, {0: [0], 1: [20]}, layout=[1, 2], stock=[8])])
+    batch.step([0])
+    masks = batch.legal_action_mask()
+    for agent in (SimpleGreedy(), Greedy()):
+        assert agent(encode(batch, [0]), masks, np.random.default_rng(0))[0] == A.choose_action(1)
+
+
+def test_go_stop_rules():
+    pos = position(RULES, {0: [20], 1: [24]}, piles={0: [2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 34]},
+                   go_stop=True)
+    assert decide(Greedy(go_stop=AlwaysStop()), pos) == A.STOP
+    assert decide(Greedy(go_stop=Threshold(score_below=9)), pos) == A.GO
+    assert decide(Greedy(go_stop=Threshold(score_below=7)), pos) == A.STOP
+    assert decide(Greedy(go_stop=Threshold(max_gos=1)), pos) == A.GO
+    pos.gos, pos.go_scores = [1, 0], [6, 0]
+    assert decide(Greedy(go_stop=Threshold(max_gos=1)), pos) == A.STOP
+
+
+def test_view_decodes_the_counters():
+    batch = GameBatch.from_seed(Rules(players=3), 2, 8)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        batch.step(random_legal_actions(batch.legal_bits, rng))
+    view = View.of(encode(batch, batch.seat))
+    rows = np.arange(8)
+    assert (view.scores[:, 0] == batch.scores[rows, batch.seat]).all()
+    assert (view.stock_size == batch.stock_len - batch.stock_pos).all()
+    assert (view.target == 3).all()
+
+
+def test_greedy_beats_random_and_simple_over_duplicate_deals():
+    vs_random = compare(Greedy(), RandomPolicy(), 600, seed=3)
+    vs_simple = compare(Greedy(), SimpleGreedy(), 1500, seed=4)
+    assert vs_random.ci95[0] > 0 and vs_simple.ci95[0] > 0, (vs_random, vs_simple)
+    assert compare(SimpleGreedy(), RandomPolicy(), 600, seed=5).ci95[0] > 0
+
+
+def test_three_player_hands_run_with_mixed_agents():
+    rules = Rules(players=3)
+    rng = np.random.default_rng(0)
+    batch = play_hands(rules, [Greedy(rules=rules), SimpleGreedy(rules=rules), RandomPolicy()],
+                       shuffled_decks(rules, rng, 200), rng)
+    assert batch.done.all() and (batch.payments.sum(axis=1) == 0).all()
+
+
+@pytest.mark.parametrize("name", ["simple", "greedy", "greedy:stop=threshold:k=9:gos=2:stock=3:margin=1"])
+def test_agents_never_read_hidden_cards(name):
+    agent = make_agent(name)
+    batch = GameBatch.from_seed(RULES, 7, 64)
+    rng = np.random.default_rng(1)
+    for _ in range(12):
+        live = ~batch.done
+        viewers = batch.seat.astype(np.int64)
+        changed = _hide_differently(batch, viewers, rng)
+        masks = batch.legal_action_mask()
+        before = agent(encode(batch, viewers)[live], masks[live], np.random.default_rng(0))
+        after = agent(encode(changed, viewers)[live], changed.legal_action_mask()[live], np.random.default_rng(0))
+        assert (before == after).all()
+        batch.step(random_legal_actions(batch.legal_bits, rng))
+
+
+@pytest.mark.parametrize("name,message", [
+    ("alpha", "unknown agent 'alpha'"), ("greedy:k", "key=value"), ("greedy:stop=never", "unknown go/stop rule"),
+    ("greedy:k=x", "needs an integer"), ("random:k=1", "takes no options"), ("greedy:colour=red", "unknown option"),
+])
+def test_bad_agent_names_say_why(name, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent(name)
