@@ -2,6 +2,7 @@
 
 - :mod:`agents.greedy`: :class:`SimpleGreedy` and :class:`Greedy` card-play baselines.
 - :mod:`agents.go_stop`: go/stop rules (always stop, thresholds) for any card player.
+- :mod:`agents.search`: :class:`SearchAgent`, determinized Monte-Carlo search.
 - :mod:`agents.registry`: :func:`make_agent` builds an agent from a name such as
   ``greedy:stop=threshold:k=3``.
 - :mod:`agents.match`: play hands between policies and compare two over duplicate deals.
@@ -10,5 +11,6 @@ from .go_stop import AlwaysStop, Threshold
 from .greedy import Greedy, SimpleGreedy
 from .match import compare, play_hands
 from .registry import make_agent
+from .search import SearchAgent
 
-__all__ = ["AlwaysStop", "Greedy", "SimpleGreedy", "Threshold", "compare", "make_agent", "play_hands"]
+__all__ = ["AlwaysStop", "Greedy", "SimpleGreedy", "Threshold", "compare", "make_agent", "play_hands", "SearchAgent"]

@@ -8,8 +8,7 @@ import numpy as np
 
 from gostop_env.core import GameBatch, Rules
 from gostop_env.core.deck import shuffled_decks
-from gostop_env.encodings import encode
-from gostop_env.policy import Policy, check_actions
+from gostop_env.policy import Policy, check_actions, observe
 
 
 def play_hands(rules: Rules, seat_policies: Sequence[Policy], decks: np.ndarray,
@@ -24,7 +23,7 @@ def play_hands(rules: Rules, seat_policies: Sequence[Policy], decks: np.ndarray,
         for seat, policy in enumerate(seat_policies):
             games = np.flatnonzero(~batch.done & (batch.seat == seat))
             if games.size:
-                seen = encode(batch.select(games), np.full(games.size, seat), policy.encoding)
+                seen = observe(policy, batch, games, np.full(games.size, seat))
                 actions[games] = check_actions(policy(seen, masks[games], rng), masks[games], f"seat {seat}")
         batch.step(actions)
     return batch

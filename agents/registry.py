@@ -4,6 +4,10 @@
 (the default: always stop) or ``greedy:stop=threshold:k=3:gos=2:stock=4:margin=2``
 (parameters of :class:`agents.go_stop.Threshold`: go while score < k, gos < gos, stock
 >= stock, and no opponent within margin of the target).
+
+``search`` is :class:`agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
+``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (time budget per decision),
+``rollout=greedy|simple|random`` (default policy of the rollouts, greedy by default).
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from gostop_env.policy import Policy, RandomPolicy
 
 from .go_stop import make_go_stop_rule
 from .greedy import Greedy, SimpleGreedy
+from .search import SearchAgent
 
 CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
 
@@ -23,8 +28,10 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
         if options:
             raise ValueError(f"agent 'random' takes no options, got {options}")
         return RandomPolicy()
+    if kind == "search":
+        return _search(options, rules)
     if kind not in CARD_PLAYERS:
-        raise ValueError(f"unknown agent {kind!r}: choose from {['random', *CARD_PLAYERS]}")
+        raise ValueError(f"unknown agent {kind!r}: choose from {['random', *CARD_PLAYERS, 'search']}")
     rule_kind, rule_params = "stop", {}
     for option in options:
         key, equals, value = option.partition("=")
@@ -37,6 +44,19 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
         else:
             raise ValueError(f"unknown option {key!r} for agent {kind!r}: use stop=<rule> and its k, gos, stock, margin")
     return CARD_PLAYERS[kind](go_stop=make_go_stop_rule(rule_kind, **rule_params), rules=rules)
+
+
+def _search(options: list[str], rules: Rules | None) -> SearchAgent:
+    settings = {}
+    for option in options:
+        key, equals, value = option.partition("=")
+        if not equals or key not in ("n", "at", "seconds", "rollout"):
+            raise ValueError(f"search option {option!r}: use n=<samples>, at=all|gostop, seconds=<s>, rollout=<agent>")
+        settings[key] = value
+    rollout = make_agent(settings.get("rollout", "greedy"), rules)
+    seconds = float(settings["seconds"]) if "seconds" in settings else None
+    return SearchAgent(samples=_integer("n", settings.get("n", "16")), rollout=rollout,
+                       at=settings.get("at", "all"), seconds=seconds, rules=rules)
 
 
 def _integer(key: str, value: str) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules
 from .core.deck import shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
-from .policy import Policy, RandomPolicy, check_actions
+from .policy import Policy, RandomPolicy, check_actions, observe
 from .render import render_table
 
 
@@ -117,7 +117,7 @@ class GoStopEnv(gymnasium.Env):
         while not self.batch.done[0] and int(self.batch.seat[0]) != self.seat:
             seat = int(self.batch.seat[0])
             policy = self.opponents[(seat - self.seat) % self.rules.players - 1]
-            observation = encode(self.batch, np.array([seat]), policy.encoding)
+            observation = observe(policy, self.batch, np.array([0]), np.array([seat]))
             masks = self.batch.legal_action_mask()
             action = check_actions(policy(observation, masks, self._rng), masks, f"opponent at seat {seat}")
             self.batch.step(action)

@@ -4,12 +4,42 @@ A policy is any callable ``policy(observations, masks, rng) -> actions`` that ta
 batch of observations (in the encoding named by its ``encoding`` attribute), a batch of
 ``(n, 125)`` boolean legal-action masks and a ``numpy.random.Generator``, and returns
 ``(n,)`` int64 action ids, each legal under its mask.
+
+Search agents name the encoding ``"state"``: they receive a :class:`GameView` (the games
+and the seat they play) and must read it only through what that seat may know, e.g. by
+:func:`gostop_env.determinize.determinize`; tests check that hidden cards never change
+their choices. Runners build observations for any policy with :func:`observe`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from .core import GameBatch
+from .encodings import encode
+
+STATE = "state"
+
+
+@dataclass
+class GameView:
+    """What a ``"state"`` policy receives: a batch of games and, per game, the seat it plays."""
+
+    batch: GameBatch
+    viewers: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.batch)
+
+
+def observe(policy: "Policy", batch: GameBatch, games: np.ndarray, seats: np.ndarray) -> np.ndarray | GameView:
+    """The observations ``policy`` wants of ``games`` of ``batch``, seen by ``seats``."""
+    sub = batch.select(games)
+    if policy.encoding == STATE:
+        return GameView(sub, np.asarray(seats, np.int64))
+    return encode(sub, seats, policy.encoding)
 
 
 @runtime_checkable
@@ -18,7 +48,8 @@ class Policy(Protocol):
 
     encoding: str
 
-    def __call__(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def __call__(self, observations: np.ndarray | GameView, masks: np.ndarray,
+                 rng: np.random.Generator) -> np.ndarray:
         ...
 
 

@@ -22,7 +22,7 @@ from .core import NUM_ACTIONS, GameBatch, Rules
 from .core.deck import shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .gym_env import _opponent_list
-from .policy import Policy, check_actions
+from .policy import Policy, check_actions, observe
 
 
 class GoStopVecEnv(VecEnv):
@@ -148,7 +148,7 @@ class GoStopVecEnv(VecEnv):
             for k, policy in enumerate(self.opponents, start=1):
                 games = np.flatnonzero(waiting & (relative == k))
                 if games.size:
-                    seen = encode(self.batch.select(games), self.batch.seat[games], policy.encoding)
+                    seen = observe(policy, self.batch, games, self.batch.seat[games])
                     chosen = policy(seen, masks[games], self._opponent_rng)
                     actions[games] = check_actions(chosen, masks[games], f"opponent {k}")
             self.batch.step(actions)

@@ -11,7 +11,7 @@ from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core import actions as A
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
-from gostop_env.policy import RandomPolicy
+from gostop_env.policy import GameView, RandomPolicy
 from test_encodings import _hide_differently
 
 RULES = Rules()
@@ -120,3 +120,47 @@ def test_agents_never_read_hidden_cards(name):
 def test_bad_agent_names_say_why(name, message):
     with pytest.raises(ValueError, match=message):
         make_agent(name)
+
+
+def test_search_takes_the_obvious_capture_and_stops_when_stopping_wins():
+    agent = make_agent("search:n=32")
+    assert decide_state(agent, position(RULES, {0: [0, 21, 30], 1: [20, 25]}, layout=[2, 36])) == 0
+    # the last decision of the hand: going can only lose the 7 chips that stopping wins now
+    pile = [2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 34]
+    late = position(RULES, {0: [], 1: [20]}, stock=[24], piles={0: pile}, rest_to=1, go_stop=True)
+    assert decide_state(agent, late) == A.STOP
+
+
+def decide_state(agent, pos, rules=RULES) -> int:
+    batch = GameBatch.from_positions(rules, [pos])
+    view = GameView(batch, batch.seat.astype(np.int64))
+    return int(agent(view, batch.legal_action_mask(), np.random.default_rng(0))[0])
+
+
+@pytest.mark.parametrize("name", ["search:n=4", "search:n=4:at=gostop:rollout=random"])
+def test_search_never_reads_hidden_cards(name):
+    agent = make_agent(name)
+    batch = GameBatch.from_seed(Rules(players=3), 8, 24)
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        live = np.flatnonzero(~batch.done)
+        viewers = batch.seat.astype(np.int64)
+        changed = _hide_differently(batch, viewers, rng)
+        masks = batch.legal_action_mask()[live]
+        before = agent(GameView(batch.select(live), viewers[live]), masks, np.random.default_rng(3))
+        after = agent(GameView(changed.select(live), viewers[live]), masks, np.random.default_rng(3))
+        assert (before == after).all()
+        batch.step(random_legal_actions(batch.legal_bits, rng))
+
+
+def test_search_at_go_stop_beats_greedy_over_duplicate_deals():
+    result = compare(make_agent("search:n=8:at=gostop"), make_agent("greedy"), 500, seed=6)
+    assert result.ci95[0] > 0, result
+
+
+def test_search_options():
+    agent = make_agent("search:n=5:at=gostop:seconds=0.01:rollout=simple")
+    assert agent.samples == 5 and agent.at == "gostop" and agent.seconds == 0.01
+    assert isinstance(agent.rollout, SimpleGreedy)
+    with pytest.raises(ValueError, match="search option"):
+        make_agent("search:depth=3")
