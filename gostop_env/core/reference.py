@@ -372,7 +372,7 @@ class ReferenceGame:
                 self._end_turn()
                 return
         self.h = card
-        if self._match_hand_card(card):
+        if self._match(card, played=True):
             self._flip()
 
     def _draw(self) -> int | None:
@@ -390,19 +390,22 @@ class ReferenceGame:
         self._events.add(seat, Event.JOKER)
 
     # ---- §5 matching -------------------------------------------------------------------
-    def _match_hand_card(self, h: int) -> bool:
-        """Resolve the played card against the layout; False when a choice is awaited."""
-        on_layout = self._layout_of_month(month_of(h))
-        if len(on_layout) == 0:
-            self.layout.add(h)
-            self.h_did = PLACED
-        elif len(on_layout) == 1:
-            self._take_pair(h, on_layout.pop(), PAIRED)
-        elif len(on_layout) == 2:
-            return self._pick_from_two(h, on_layout, Phase.CHOOSE_HAND)
+    def _match(self, card: int, played: bool) -> bool:
+        """§5's first table for the played card (``played``) or, applied to its own month,
+        the flipped card; False when a choice is awaited. What the played card did is
+        remembered in ``h_did`` for the flip."""
+        on_layout = self._layout_of_month(month_of(card))
+        if len(on_layout) == 2:
+            return self._pick_from_two(card, on_layout, Phase.CHOOSE_HAND if played else Phase.CHOOSE_FLIP)
+        if len(on_layout) == 1:
+            self._take_pair(card, on_layout.pop(), PAIRED if played else None)
+            return True
+        if on_layout:
+            self._stack_capture(card, on_layout)
         else:
-            self._stack_capture(h, on_layout)
-            self.h_did = STACKED
+            self.layout.add(card)
+        if played:
+            self.h_did = STACKED if on_layout else PLACED
         return True
 
     def _pick_from_two(self, card: int, two: set[int], phase: Phase) -> bool:
@@ -459,7 +462,7 @@ class ReferenceGame:
         last_card = not self.stock
         if self.h is not None and month_of(f) == month_of(self.h):
             self._flip_onto_own_month(f, last_card)
-        elif not self._match_flipped_card(f):
+        elif not self._match(f, played=False):
             return
         self._end_turn()
 
@@ -483,19 +486,6 @@ class ReferenceGame:
             self._take_pair(f, other, None)
             self._events.add(seat, Event.TTADAK)
             self.steals += 1
-
-    def _match_flipped_card(self, f: int) -> bool:
-        """§5 first table applied to the flipped card's month; False when a choice is awaited."""
-        on_layout = self._layout_of_month(month_of(f))
-        if len(on_layout) == 0:
-            self.layout.add(f)
-        elif len(on_layout) == 1:
-            self._take_pair(f, on_layout.pop(), None)
-        elif len(on_layout) == 2:
-            return self._pick_from_two(f, on_layout, Phase.CHOOSE_FLIP)
-        else:
-            self._stack_capture(f, on_layout)
-        return True
 
     # ---- §6 end of the turn: captures, sweep, steals ------------------------------------
     def _end_turn(self) -> None:
