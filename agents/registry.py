@@ -5,6 +5,10 @@
 (parameters of :class:`agents.go_stop.Threshold`: go while score < k, gos < gos, stock
 >= stock, and no opponent within margin of the target).
 
+``stop=ev`` is the expected-value rule: ``greedy:stop=ev:n=16:margin=1`` plays greedy
+cards and goes only when determinized rollouts (``n`` samples) value going ``margin``
+chips above stopping (a :class:`agents.search.SearchAgent` searching go/stop only).
+
 ``search`` is :class:`agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
 ``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (time budget per decision),
 ``rollout=greedy|simple|random`` (default policy of the rollouts, greedy by default).
@@ -39,10 +43,19 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
             raise ValueError(f"agent option {option!r} must look like key=value")
         if key == "stop":
             rule_kind = value
-        elif key in ("k", "gos", "stock", "margin"):
+        elif key in ("k", "gos", "stock", "margin", "n"):
             rule_params[key] = _integer(key, value)
         else:
-            raise ValueError(f"unknown option {key!r} for agent {kind!r}: use stop=<rule> and its k, gos, stock, margin")
+            raise ValueError(f"unknown option {key!r} for agent {kind!r}: use stop=<rule> and its k, gos, stock, margin, n")
+    if rule_kind == "ev":
+        unknown = sorted(set(rule_params) - {"n", "margin"})
+        if unknown:
+            raise ValueError(f"the ev go/stop rule takes n and margin, not {unknown}")
+        card_player = CARD_PLAYERS[kind](rules=rules)
+        return SearchAgent(samples=rule_params.get("n", 16), rollout=card_player, at="gostop",
+                           go_margin=rule_params.get("margin", 0), rules=rules)
+    if "n" in rule_params:
+        raise ValueError("option 'n' belongs to the ev go/stop rule (stop=ev)")
     return CARD_PLAYERS[kind](go_stop=make_go_stop_rule(rule_kind, **rule_params), rules=rules)
 
 

@@ -4,8 +4,10 @@ At a decision, :class:`SearchAgent` samples ``samples`` full states consistent w
 view (:func:`gostop_env.determinize.determinize`), plays each legal action in each sample
 and rolls the hand out to its end with a default policy for every seat, all in one batch;
 it picks the action with the best mean chips for itself. With ``at="gostop"`` it searches
-only go/stop decisions and plays the others with the default policy. ``seconds`` adds
-sample rounds until that time is spent (at least one round).
+only go/stop decisions and plays the others with the default policy: that is the
+expected-value go/stop rule for any card-play policy, and ``go_margin`` makes it go only
+when going beats stopping by that many chips. ``seconds`` adds sample rounds until that
+time is spent (at least one round).
 """
 from __future__ import annotations
 
@@ -29,12 +31,12 @@ class SearchAgent:
     name = "search"
 
     def __init__(self, samples: int = 16, rollout: Policy | None = None, at: str = "all",
-                 seconds: float | None = None, rules: Rules | None = None):
+                 seconds: float | None = None, go_margin: float = 0.0, rules: Rules | None = None):
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
         if at not in ("all", "gostop"):
             raise ValueError(f"at must be 'all' or 'gostop', got {at!r}")
-        self.samples, self.at, self.seconds = samples, at, seconds
+        self.samples, self.at, self.seconds, self.go_margin = samples, at, seconds, float(go_margin)
         self.rollout = rollout or Greedy(rules=rules)
 
     def __call__(self, view: GameView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -57,7 +59,9 @@ class SearchAgent:
         while rounds == 0 or (deadline is not None and time.perf_counter() < deadline):
             totals += self._round(batch, viewers, masks, rng)
             rounds += 1
-        return np.where(masks, totals, -np.inf).argmax(axis=1)
+        means = totals / (rounds * self.samples)
+        means[:, A.GO] -= self.go_margin
+        return np.where(masks, means, -np.inf).argmax(axis=1)
 
     def _round(self, batch: GameBatch, viewers: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Summed chips over ``samples`` rollouts of every (game, legal action)."""

@@ -164,3 +164,17 @@ def test_search_options():
     assert isinstance(agent.rollout, SimpleGreedy)
     with pytest.raises(ValueError, match="search option"):
         make_agent("search:depth=3")
+
+
+def test_expected_value_go_stop_rule_with_any_card_player():
+    for name in ("greedy:stop=ev:n=8", "simple:stop=ev:n=8:margin=2"):
+        agent = make_agent(name)
+        assert agent.at == "gostop" and agent.samples == 8
+        pile = [2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 34]
+        late = position(RULES, {0: [], 1: [20]}, stock=[24], piles={0: pile}, rest_to=1, go_stop=True)
+        assert decide_state(agent, late) == A.STOP
+    assert make_agent("simple:stop=ev:margin=2").go_margin == 2 and isinstance(make_agent("simple:stop=ev").rollout, SimpleGreedy)
+    with pytest.raises(ValueError, match="ev go/stop rule takes n and margin"):
+        make_agent("greedy:stop=ev:k=3")
+    with pytest.raises(ValueError, match="belongs to the ev go/stop rule"):
+        make_agent("greedy:stop=threshold:n=3")
