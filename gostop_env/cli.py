@@ -5,6 +5,8 @@
 - ``gostop deal``: deal one hand from a seed and print it move by move.
 - ``gostop compare A B``: two agents (by name, e.g. ``greedy``, ``random``,
   ``greedy:stop=threshold:k=9:gos=1``) over duplicate 2-player deals.
+- ``gostop play --opponent greedy [--players 3]``: play a hand in the terminal.
+- ``gostop replay FILE``: print a saved hand turn by turn.
 """
 from __future__ import annotations
 
@@ -34,8 +36,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     compare.add_argument("--preset", default="seed", help="rule preset: seed or korean (default seed)")
     compare.add_argument("--deals", type=int, default=5000, help="duplicate deals (default 5000)")
     compare.add_argument("--seed", type=int, default=0)
+    play = commands.add_parser("play", help="play a hand in the terminal against agents")
+    play.add_argument("--opponent", default="greedy", help="agent name for every other seat (default greedy)")
+    play.add_argument("--players", type=int, default=2)
+    play.add_argument("--preset", default="seed")
+    play.add_argument("--seat", type=int, default=0, help="your seat (0 deals and moves first)")
+    play.add_argument("--seed", type=int, default=None)
+    play.add_argument("--save", default=None, help="save the hand as a replay JSON file")
+    replay = commands.add_parser("replay", help="print a saved hand turn by turn")
+    replay.add_argument("file")
     args = parser.parse_args(argv)
     try:
+        if args.command == "play":
+            return _play(args)
+        if args.command == "replay":
+            return _replay(args.file)
         if args.command == "compare":
             return _compare(args.agents, args.preset, args.deals, args.seed)
         rules = Rules.preset(args.preset, players=args.players, jokers=args.jokers)
@@ -119,6 +134,35 @@ def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
     result = compare(first, second, deals, seed=seed, rules=rules)
     print(f"{names[0]} against {names[1]} ({preset} rules), {2 * deals} hands in {time.perf_counter() - start:.1f} s:")
     print(f"{names[0]}: {result}")
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from agents import make_agent
+
+    from .human import LeftGame, play_in_terminal
+
+    rules = Rules.preset(args.preset, players=args.players)
+    opponents = [make_agent(args.opponent, rules) for _ in range(rules.players - 1)]
+    try:
+        replay = play_in_terminal(rules, opponents, seed=args.seed, seat=args.seat)
+    except LeftGame as left:
+        print(left)
+        return 1
+    if args.save:
+        replay.save(args.save)
+        print(f"saved the hand to {args.save}")
+    return 0
+
+
+def _replay(path: str) -> int:
+    from .replay import Replay, replay_lines
+
+    try:
+        lines = replay_lines(Replay.load(path))
+    except (OSError, KeyError, TypeError) as error:
+        raise ValueError(f"cannot read replay {path}: {error}") from None
+    print("\n".join(lines))
     return 0
 
 

@@ -5,6 +5,10 @@ from .core import GameBatch, Phase
 from .core.cards import card_name, cards_of
 
 
+_DECISIONS = {Phase.PLAY: "play", Phase.CHOOSE_HAND: "choose a card to take",
+              Phase.CHOOSE_FLIP: "choose a card to take", Phase.GO_STOP: "say go or stop"}
+
+
 def _names(board: int) -> str:
     return ", ".join(card_name(c) for c in cards_of(board)) or "-"
 
@@ -16,7 +20,7 @@ def render_table(batch: GameBatch, i: int, viewer: int) -> str:
     stock_left = int(batch.stock_len[i] - batch.stock_pos[i])
     lines = [
         f"Go-Stop, {players} players; stock {stock_left} cards; "
-        f"seat {int(batch.seat[i])} to {Phase(batch.phase[i]).name.lower().replace('_', '/')}",
+        + ("hand over" if batch.done[i] else f"seat {int(batch.seat[i])} to {_DECISIONS[Phase(batch.phase[i])]}"),
         f"layout: {_names(int(batch.layout[i]))}",
     ]
     for seat in range(players):

@@ -1,0 +1,88 @@
+"""Replays reproduce hands exactly; ``gostop play`` and ``gostop replay`` in the terminal."""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from gostop_env.cli import main
+from gostop_env.core import ReferenceGame, Rules
+from gostop_env.core.deck import shuffled_decks
+from gostop_env.human import LeftGame, play_in_terminal
+from gostop_env.replay import Replay, replay_lines
+
+
+def random_replay(rules: Rules, seed: int) -> tuple[Replay, list]:
+    rng = np.random.default_rng(seed)
+    deck = [int(c) for c in shuffled_decks(rules, rng, 1)[0]]
+    game, actions, events = ReferenceGame(rules, deck), [], []
+    while not game.done:
+        actions.append(int(rng.choice(game.legal_actions())))
+        events.append(game.step(actions[-1]).as_tuple())
+    return Replay(rules.to_dict(), deck, actions, 0, game.payments), events
+
+
+@pytest.mark.parametrize("preset,players", [("seed", 2), ("korean", 3)])
+def test_saved_replay_reproduces_events_and_payments(tmp_path, preset, players):
+    rules = Rules.preset(preset, players=players, jokers=1)
+    for seed in range(20):
+        replay, events = random_replay(rules, seed)
+        path = tmp_path / f"hand{seed}.json"
+        replay.save(path)
+        loaded = Replay.load(path)
+        assert [e.as_tuple() for _, _, e in loaded.play()] == events
+        assert json.loads(path.read_text())["format"] == "gostop-replay/1"
+
+
+def test_tampered_replay_is_caught(tmp_path):
+    replay, _ = random_replay(Rules(), 1)
+    replay.payments = [p + 1 for p in replay.payments]
+    with pytest.raises(ValueError, match="differ from the recorded"):
+        list(replay.play())
+    replay.actions = replay.actions[:-1]
+    with pytest.raises(ValueError, match="stop before the hand ends"):
+        list(replay.play())
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a gostop-replay/1 file"):
+        Replay.load(tmp_path / "x.json")
+
+
+def test_play_a_whole_hand_with_a_wrong_entry(tmp_path, capsys):
+    answers = iter(["banana", "99"] + ["1"] * 200)
+    out = io.StringIO()
+    replay = play_in_terminal(Rules(), [make_agent("greedy")], seed=4, read=lambda _: next(answers),
+                              write=lambda line: out.write(line + "\n"))
+    text = out.getvalue()
+    assert "'banana' is not one of the choices" in text and "'99' is not one of the choices" in text
+    assert "Hand over" in text and "Your move: 1) " in text
+    assert ReferenceGame(Rules(), replay.deck).rules == Rules() and sum(replay.payments) == 0
+    lines = replay_lines(replay)
+    assert any("payments:" in line for line in lines)
+
+
+def test_gostop_play_and_replay_commands(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "hand.json"
+    monkeypatch.setattr("sys.stdin", io.StringIO("go\n" + "1\n" * 300))
+    assert main(["play", "--opponent", "greedy", "--players", "3", "--seed", "2", "--save", str(path)]) == 0
+    played = capsys.readouterr().out
+    assert "You are seat 0" in played and f"saved the hand to {path}" in played
+    assert main(["replay", str(path)]) == 0
+    assert "seat 0 hand:" in capsys.readouterr().out
+
+
+def test_play_stops_cleanly_when_input_ends(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["play", "--seed", "1"]) == 1
+    assert "no more input" in capsys.readouterr().out
+    with pytest.raises(LeftGame):
+        play_in_terminal(Rules(), [make_agent("random")], seed=1, read=lambda _: (_ for _ in ()).throw(EOFError),
+                         write=lambda line: None)
+
+
+def test_replay_of_a_missing_file_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        main(["replay", "/nonexistent/hand.json"])
+    assert "cannot read replay" in capsys.readouterr().err
