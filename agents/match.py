@@ -12,8 +12,9 @@ from gostop_env.policy import Policy, check_actions, observe
 
 
 def play_hands(rules: Rules, seat_policies: Sequence[Policy], decks: np.ndarray,
-               rng: np.random.Generator) -> GameBatch:
-    """Play one hand per deck with ``seat_policies[s]`` at seat s; return the finished batch."""
+               rng: np.random.Generator, history: list[np.ndarray] | None = None) -> GameBatch:
+    """Play one hand per deck with ``seat_policies[s]`` at seat s; return the finished batch.
+    With a ``history`` list, each step's actions (-1: no move) are appended to it."""
     if len(seat_policies) != rules.players:
         raise ValueError(f"need one policy per seat ({rules.players}), got {len(seat_policies)}")
     batch = GameBatch(rules, decks)
@@ -26,6 +27,8 @@ def play_hands(rules: Rules, seat_policies: Sequence[Policy], decks: np.ndarray,
                 seen = observe(policy, batch, games, np.full(games.size, seat))
                 actions[games] = check_actions(policy(seen, masks[games], rng), masks[games], f"seat {seat}")
         batch.step(actions)
+        if history is not None:
+            history.append(actions)
     return batch
 
 

@@ -5,6 +5,7 @@
 - ``gostop deal``: deal one hand from a seed and print it move by move.
 - ``gostop compare A B``: two agents (by name, e.g. ``greedy``, ``random``,
   ``greedy:stop=threshold:k=9:gos=1``) over duplicate 2-player deals.
+- ``gostop tournament A B [C ...]``: duplicate-deal tournament, leaderboard and files.
 - ``gostop play --opponent greedy [--players 3]``: play a hand in the terminal.
 - ``gostop replay FILE``: print a saved hand turn by turn.
 """
@@ -36,6 +37,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     compare.add_argument("--preset", default="seed", help="rule preset: seed or korean (default seed)")
     compare.add_argument("--deals", type=int, default=5000, help="duplicate deals (default 5000)")
     compare.add_argument("--seed", type=int, default=0)
+    tournament = commands.add_parser("tournament", help="duplicate-deal tournament between agents")
+    tournament.add_argument("agents", nargs="+", help="agent names (two or more)")
+    tournament.add_argument("--players", type=int, default=2)
+    tournament.add_argument("--preset", default="seed")
+    tournament.add_argument("--deals", type=int, default=2000)
+    tournament.add_argument("--seed", type=int, default=0)
+    tournament.add_argument("--chunk", type=int, default=500, help="deals per work unit (default 500)")
+    tournament.add_argument("--workers", type=int, default=1, help="parallel worker processes")
+    tournament.add_argument("--out", default="tournament", help="output folder (resumes from it; default ./tournament)")
+    tournament.add_argument("--replays", type=int, default=0, help="save the hands with the largest payments")
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
     play.add_argument("--opponent", default="greedy", help="agent name for every other seat (default greedy)")
     play.add_argument("--players", type=int, default=2)
@@ -47,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     replay.add_argument("file")
     args = parser.parse_args(argv)
     try:
+        if args.command == "tournament":
+            return _tournament(args)
         if args.command == "play":
             return _play(args)
         if args.command == "replay":
@@ -134,6 +147,24 @@ def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
     result = compare(first, second, deals, seed=seed, rules=rules)
     print(f"{names[0]} against {names[1]} ({preset} rules), {2 * deals} hands in {time.perf_counter() - start:.1f} s:")
     print(f"{names[0]}: {result}")
+    return 0
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from agents.report import leaderboard_markdown, write_outputs
+    from agents.tournament import TournamentConfig, run_tournament
+
+    config = TournamentConfig(tuple(args.agents), args.players, args.preset, args.deals, args.seed,
+                              args.chunk, args.workers, args.replays)
+    start = time.perf_counter()
+    results = run_tournament(config, args.out, progress=lambda units, total: tqdm(
+        units, total=total, desc="units", unit="unit", file=sys.stderr))
+    print(leaderboard_markdown(results))
+    written = write_outputs(results, args.out)
+    print(f"\n{time.perf_counter() - start:.1f} s; wrote {', '.join(str(p) for p in written[:6])}"
+          + (f" and {len(written) - 6} replays" if len(written) > 6 else ""))
     return 0
 
 

@@ -1,0 +1,113 @@
+"""Figures of a tournament: per agent, head to head, and openskill ratings."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from gostop_env.core import Result
+
+from .tournament import TournamentResults
+
+Z95 = 1.959964
+
+
+@dataclass(frozen=True)
+class AgentFigures:
+    """One agent's results over all its games."""
+
+    agent: str
+    games: int
+    chips: float  # mean chips per hand
+    chips_ci: tuple[float, float]  # 95%, over deals (each deal's seatings averaged: paired)
+    win_rate: float
+    win_ci: tuple[float, float]  # Wilson 95%
+    nagari_rate: float
+    go_rate: float  # gos said / (gos said + stops said)
+    go_success: float  # share of hands with a go that ended in this agent's stop
+    score_at_stop: float
+    p5: float
+    p95: float
+    p99: float
+    cvar5: float  # mean of the worst 5% of hands
+    rating: float = 0.0  # openskill ordinal (mu - 3 sigma)
+    mu: float = 0.0
+    sigma: float = 0.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def wilson(successes: int, trials: int) -> tuple[float, float]:
+    """Wilson score 95% interval of a proportion."""
+    if trials == 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    centre = (p + Z95**2 / (2 * trials)) / (1 + Z95**2 / trials)
+    half = Z95 * np.sqrt(p * (1 - p) / trials + Z95**2 / (4 * trials**2)) / (1 + Z95**2 / trials)
+    return (float(centre - half), float(centre + half))
+
+
+def agent_figures(results: TournamentResults) -> list[AgentFigures]:
+    """Figures for every agent, best chips per hand first, with openskill ratings."""
+    config, r = results.config, results.records()
+    seats = np.array(config.lineups())[r["lineup"]]  # (n, P) agent index per seat
+    ratings = openskill_ratings(results)
+    figures = [_figures(a, name, r, seats, ratings[name]) for a, name in enumerate(config.agents)]
+    return sorted(figures, key=lambda f: -f.chips)
+
+
+def _figures(a: int, name: str, r: dict, seats: np.ndarray, rating: tuple[float, float, float]) -> AgentFigures:
+    game, seat = np.nonzero(seats == a)
+    chips = r["payments"][game, seat].astype(np.float64)
+    deals, inverse = np.unique(r["deal"][game], return_inverse=True)
+    per_deal = np.bincount(inverse, weights=chips) / np.bincount(inverse)
+    half = Z95 * per_deal.std(ddof=1) / np.sqrt(len(per_deal)) if len(per_deal) > 1 else float("inf")
+    won = r["winner"][game] == seat
+    stopped = won & (r["result"][game] == Result.STOP)
+    gos = r["gos"][game, seat]
+    worst = np.sort(chips)[: max(1, int(np.ceil(0.05 * len(chips))))]
+    return AgentFigures(
+        agent=name, games=len(game), chips=float(chips.mean()),
+        chips_ci=(float(chips.mean() - half), float(chips.mean() + half)),
+        win_rate=float(won.mean()), win_ci=wilson(int(won.sum()), len(game)),
+        nagari_rate=float((r["result"][game] == Result.NAGARI).mean()),
+        go_rate=float(gos.sum() / max(gos.sum() + stopped.sum(), 1)),
+        go_success=float(stopped[gos > 0].mean()) if (gos > 0).any() else 0.0,
+        score_at_stop=float(r["scores"][game, seat][stopped].mean()) if stopped.any() else 0.0,
+        p5=float(np.percentile(chips, 5)), p95=float(np.percentile(chips, 95)), p99=float(np.percentile(chips, 99)),
+        cvar5=float(worst.mean()), rating=rating[0], mu=rating[1], sigma=rating[2],
+    )
+
+
+def head_to_head(results: TournamentResults) -> np.ndarray:
+    """``H[a, b]``: agent a's mean chips per hand in the games where agent b also sat."""
+    config, r = results.config, results.records()
+    seats = np.array(config.lineups())[r["lineup"]]
+    n = len(config.agents)
+    table = np.full((n, n), np.nan)
+    for a in range(n):
+        for b in range(n):
+            if a != b:
+                game, seat = np.nonzero(seats == a)
+                with_b = (seats[game] == b).any(axis=1)
+                table[a, b] = r["payments"][game[with_b], seat[with_b]].mean()
+    return table
+
+
+def openskill_ratings(results: TournamentResults) -> dict[str, tuple[float, float, float]]:
+    """Plackett-Luce ratings from every game in record order, ranked by chips won (ties,
+    such as a nagari, are draws): ``{agent: (ordinal, mu, sigma)}``."""
+    from openskill.models import PlackettLuce
+
+    config, r = results.config, results.records()
+    model = PlackettLuce()
+    ratings = {name: model.rating(name=name) for name in config.agents}
+    lineups = config.lineups()
+    for lineup, payments in zip(r["lineup"], r["payments"]):
+        names = [config.agents[a] for a in lineups[lineup]]
+        ranks = [1 + int((payments > p).sum()) for p in payments]
+        rated = model.rate([[ratings[n]] for n in names], ranks=ranks)
+        for name, (rating,) in zip(names, rated):
+            ratings[name] = rating
+    return {n: (float(v.ordinal()), float(v.mu), float(v.sigma)) for n, v in ratings.items()}

@@ -1,0 +1,113 @@
+"""Tournament outputs: a markdown leaderboard, CSV and JSON files, PNG plots, replays."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .metrics import AgentFigures, agent_figures, head_to_head
+from .tournament import TournamentResults
+
+COLUMNS = ("agent", "rating", "chips/hand", "95% CI", "win rate", "win 95% CI", "nagari", "go rate",
+           "go success", "score at stop", "p5", "p95", "p99", "CVaR-5%", "hands")
+
+
+def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
+    return [[
+        f.agent, f"{f.rating:.1f} ({f.mu:.1f}±{f.sigma:.1f})", f"{f.chips:+.3f}",
+        f"{f.chips_ci[0]:+.3f} .. {f.chips_ci[1]:+.3f}", f"{f.win_rate:.1%}",
+        f"{f.win_ci[0]:.1%} .. {f.win_ci[1]:.1%}", f"{f.nagari_rate:.1%}", f"{f.go_rate:.1%}",
+        f"{f.go_success:.1%}", f"{f.score_at_stop:.1f}", f"{f.p5:+.0f}", f"{f.p95:+.0f}", f"{f.p99:+.0f}",
+        f"{f.cvar5:+.1f}", str(f.games),
+    ] for f in figures]
+
+
+def leaderboard_markdown(results: TournamentResults) -> str:
+    """The leaderboard as a markdown table, best chips per hand first."""
+    config = results.config
+    rows = leaderboard_rows(agent_figures(results))
+    head = (f"{config.deals} duplicate deals, {config.players} players, {config.preset} rules, "
+            f"{len(config.lineups())} seatings per deal, seed {config.seed}\n\n")
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return head + "\n".join(lines)
+
+
+def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
+    """Write leaderboard.md, leaderboard.csv, results.json, the PNG plots and the kept
+    replays into ``folder``; return the paths written."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    figures = agent_figures(results)
+    table = head_to_head(results)
+    written = [folder / "leaderboard.md", folder / "leaderboard.csv", folder / "results.json"]
+    written[0].write_text(leaderboard_markdown(results) + "\n")
+    with written[1].open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS)
+        writer.writerows(leaderboard_rows(figures))
+    agents = list(results.config.agents)
+    written[2].write_text(json.dumps({
+        "config": {**results.config.__dict__, "agents": agents},
+        "agents": [f.as_dict() for f in figures],
+        "head_to_head": {a: {b: (None if np.isnan(v) else float(v)) for b, v in zip(agents, row)}
+                         for a, row in zip(agents, table)},
+    }, indent=1))
+    written += _plots(figures, table, agents, folder)
+    written += _replays(results, folder)
+    return written
+
+
+def _replays(results: TournamentResults, folder: Path) -> list[Path]:
+    from gostop_env.replay import Replay
+
+    paths = []
+    for rank, hand in enumerate(results.replays()[: results.config.keep_replays], start=1):
+        path = folder / "replays" / f"hand{rank:02d}_deal{hand['deal']}.json"
+        path.parent.mkdir(exist_ok=True)
+        Replay(hand["rules"], hand["deck"], hand["actions"], hand["carry"], hand["payments"]).save(path)
+        paths.append(path)
+    return paths
+
+
+def _plots(figures: list[AgentFigures], table: np.ndarray, agents: list[str], folder: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [f.agent for f in figures]
+    paths = [folder / "chips.png", folder / "head_to_head.png", folder / "ratings.png"]
+    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * len(figures)))
+    means = [f.chips for f in figures]
+    errors = np.array([[f.chips - f.chips_ci[0], f.chips_ci[1] - f.chips] for f in figures]).T
+    ax.barh(names, means, xerr=errors, capsize=4, color="tab:blue")
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("chips per hand (95% interval)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(paths[0], dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(1.5 + 0.8 * len(agents), 1 + 0.8 * len(agents)))
+    image = ax.imshow(np.nan_to_num(table), cmap="RdBu", vmin=-np.nanmax(np.abs(table)), vmax=np.nanmax(np.abs(table)))
+    ax.set_xticks(range(len(agents)), agents, rotation=45, ha="right")
+    ax.set_yticks(range(len(agents)), agents)
+    for (a, b), value in np.ndenumerate(table):
+        if not np.isnan(value):
+            strong = abs(value) > 0.6 * np.nanmax(np.abs(table))
+            ax.text(b, a, f"{value:+.1f}", ha="center", va="center", fontsize=8, color="white" if strong else "black")
+    ax.set_title("chips/hand: row vs column", fontsize=10)
+    fig.colorbar(image)
+    fig.tight_layout()
+    fig.savefig(paths[1], dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * len(figures)))
+    ax.barh(names, [f.mu for f in figures], xerr=[3 * f.sigma for f in figures], capsize=4, color="tab:green")
+    ax.set_xlabel("openskill mu (±3 sigma)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(paths[2], dpi=100)
+    plt.close(fig)
+    return paths
