@@ -122,10 +122,14 @@ class TournamentResults:
 
 
 def run_tournament(config: TournamentConfig, output: str | Path | None = None,
-                   progress: Callable[[Iterable], Iterable] | None = None) -> TournamentResults:
+                   progress: Callable[[Iterable], Iterable] | None = None, backend: str = "local") -> TournamentResults:
     """Play every unit not yet done (resuming from ``output/units.jsonl``), in parallel when
     ``config.workers > 1``; return the results. ``progress`` wraps the stream of finished units
-    (e.g. ``tqdm``)."""
+    (e.g. ``tqdm``). ``backend="ray"`` runs the units as Ray tasks (``pip install ".[ray]"``;
+    connects to a running cluster, or starts a local one): same units, same seeds, same
+    figures as the local runner."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     results = TournamentResults(config)
     log = None
     if output is not None:
@@ -134,7 +138,7 @@ def run_tournament(config: TournamentConfig, output: str | Path | None = None,
         results.units = _load_done(log, config)
     done = {(u["chunk"], u["lineup"]) for u in results.units}
     todo = [unit for unit in config.units() if unit not in done]
-    stream = _play_all(config, todo)
+    stream = _play_on_ray(config, todo) if backend == "ray" else _play_all(config, todo)
     for unit in (progress(stream, total=len(todo)) if progress else stream):
         results.units.append(unit)
         if log is not None:
@@ -152,6 +156,17 @@ def _play_all(config: TournamentConfig, todo: list[tuple[int, int]]) -> Iterable
         futures = [pool.submit(play_unit, config, chunk, lineup) for chunk, lineup in todo]
         for future in futures:
             yield future.result()
+
+
+def _play_on_ray(config: TournamentConfig, todo: list[tuple[int, int]]) -> Iterable[dict[str, Any]]:
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=config.workers, include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(play_unit)
+    pending = [remote.remote(config, chunk, lineup) for chunk, lineup in todo]
+    for ref in pending:
+        yield ray.get(ref)
 
 
 def _load_done(log: Path, config: TournamentConfig) -> list[dict[str, Any]]:

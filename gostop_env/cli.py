@@ -47,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tournament.add_argument("--workers", type=int, default=1, help="parallel worker processes")
     tournament.add_argument("--out", default="tournament", help="output folder (resumes from it; default ./tournament)")
     tournament.add_argument("--replays", type=int, default=0, help="save the hands with the largest payments")
+    tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
     play.add_argument("--opponent", default="greedy", help="agent name for every other seat (default greedy)")
     play.add_argument("--players", type=int, default=2)
@@ -160,7 +161,7 @@ def _tournament(args: argparse.Namespace) -> int:
                               args.chunk, args.workers, args.replays)
     start = time.perf_counter()
     results = run_tournament(config, args.out, progress=lambda units, total: tqdm(
-        units, total=total, desc="units", unit="unit", file=sys.stderr))
+        units, total=total, desc="units", unit="unit", file=sys.stderr), backend="ray" if args.ray else "local")
     print(leaderboard_markdown(results))
     written = write_outputs(results, args.out)
     print(f"\n{time.perf_counter() - start:.1f} s; wrote {', '.join(str(p) for p in written[:6])}"

@@ -88,3 +88,14 @@ def test_gostop_tournament_command(tmp_path, capsys):
                  "--chunk", "30", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "60 duplicate deals, 3 players" in out and (tmp_path / "leaderboard.csv").exists()
+
+
+def test_ray_gives_the_same_figures_as_the_local_runner():
+    import ray  # the [ray] extra; CI installs it
+
+    config = TournamentConfig(("greedy", "simple", "random"), deals=200, chunk=50, workers=2)
+    try:
+        on_ray = figures(run_tournament(config, backend="ray"))
+    finally:
+        ray.shutdown()
+    assert on_ray == figures(run_tournament(config))
