@@ -255,3 +255,74 @@ def encodings_markdown() -> str:
 
 if __name__ == "__main__":
     print(encodings_markdown())
+
+
+def encode_game(game, viewer: int, name: str = "vector", scores: list[int] | None = None) -> np.ndarray:
+    """The same observation as :func:`encode`, for one :class:`~gostop_env.core.ReferenceGame`
+    (the single-game environments' fast path; ``scores`` may pass ``game.scores()``)."""
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
+    boards, counters = _game_boards(game, viewer), _game_counters(game, viewer, scores)
+    flags = np.unpackbits(np.array(boards, "<u8").view(np.uint8).reshape(len(boards), 8), axis=1,
+                          bitorder="little")[:, :CARDS].astype(np.float32)
+    if name == "tokens":
+        location = flags[: len(CARD_LOCATIONS)].T
+        cards = np.concatenate([location, flags[len(CARD_LOCATIONS)][:, None], _STATIC], axis=1)
+        context = np.zeros(CONTEXT_ROWS * TOKEN_WIDTH, np.float32)
+        context[:COUNTERS_SIZE] = counters
+        return np.concatenate([cards, context.reshape(CONTEXT_ROWS, TOKEN_WIDTH)])
+    parts = [flags[: len(CARD_LOCATIONS) + 1].reshape(-1), np.asarray(counters, np.float32)]
+    if name == "oracle":
+        parts += [flags[len(CARD_LOCATIONS) + 1:].reshape(-1), _stock_order(game)]
+    return np.concatenate(parts)
+
+
+def _bits(cards) -> int:
+    board = 0
+    for card in cards:
+        board |= 1 << card
+    return board
+
+
+def _game_boards(game, viewer: int) -> list[int]:
+    """Card sections (as in ``CARD_LOCATIONS``), the choice, and the oracle's two hands."""
+    players = game.rules.players
+    seat = [(viewer + k) % players if k < players else None for k in range(3)]
+    hand = [_bits(game.hands[s]) if s is not None else 0 for s in seat]
+    pile = [_bits(game.piles[s]) if s is not None else 0 for s in seat]
+    shown = [_bits(game.revealed[s] & game.hands[s]) if s is not None else 0 for s in seat]
+    layout, taken = _bits(game.layout), _bits(game.taken)
+    seen = hand[0] | layout | taken | pile[0] | pile[1] | pile[2] | shown[1] | shown[2]
+    unseen = ((1 << game.rules.deck_size) - 1) & ~seen
+    choosing = game.phase in (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP)
+    choice = _bits(game.candidates) if choosing else 0
+    return [hand[0], layout, taken, pile[0], pile[1], pile[2], shown[1], shown[2], unseen, choice, hand[1], hand[2]]
+
+
+def _game_counters(game, viewer: int, scores: list[int] | None) -> list[float]:
+    players, rules = game.rules.players, game.rules
+    scores = game.scores() if scores is None else scores
+    order = [(viewer + k) % players for k in range(players)]
+    values = [0.0] * COUNTERS_SIZE
+    values[(game.seat - viewer) % players] = 1.0
+    values[3 + viewer] = 1.0
+    values[6 + int(game.phase)] = 1.0
+    at = 6 + len(Phase)
+    values[at: at + 3] = [len(game.stock) / 24.0, min(game.carry, 40) / 4.0, rules.target_score / 10.0]
+    at += 3
+    per_seat = dict(hand_size=[len(h) for h in game.hands], score=scores, gos=game.gos, go_score=game.go_scores,
+                    shakes=game.shakes, bombs=game.bombs, pass_tokens=game.pass_tokens)
+    for name in PER_SEAT:
+        for k, s in enumerate(order):
+            values[at + k] = per_seat[name][s] / SCALE[name]
+        at += 3
+    for month, (owner, _) in game.stack_owner.items():
+        values[at + 3 * month + (owner - viewer) % players] = 1.0
+    return values
+
+
+def _stock_order(game) -> np.ndarray:
+    order = np.zeros(CARDS, np.float32)
+    for position, card in enumerate(game.stock):
+        order[card] = (24 - position) / 24.0
+    return order

@@ -4,7 +4,10 @@
 ``raw_env`` the bare class; ``gostop_env.gostop_v0`` exposes both under the versioned name.
 Agents are ``player_0`` (the dealer, first to move), ``player_1`` and, with 3 players,
 ``player_2``. The same agent may act several times in a row (shake then play, a choice,
-go/stop). No rule is decided here: every step is ``GameBatch.step`` on a batch of one.
+go/stop). No rule is decided here: the hand is a
+:class:`~gostop_env.core.ReferenceGame`, the core's single-game engine (checked step by step
+against the vectorised core), which is far cheaper than a batch of one; observations come
+from :func:`~gostop_env.encodings.encode_game`, equal to the batched encodings.
 
 Options:
     players: 2 or 3. preset: ``"seed"`` or ``"korean"``. rules: a dict of rule overrides
@@ -27,11 +30,10 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .core import NUM_ACTIONS, Event, GameBatch, IllegalActionError, Phase, Result, Rules
+from .core import NUM_ACTIONS, Event, Events, IllegalActionError, Phase, ReferenceGame, Result, Rules
 from .core.deck import shuffled_decks, validate_deck
-from .core.events import BatchEvents
-from .encodings import OBSERVATION_HIGH, encode, encoding_shape
-from .render import render_table
+from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
+from .render import render_snapshot
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -68,7 +70,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._rng = np.random.default_rng()
         self._carry = 0
-        self.batch: GameBatch | None = None
+        self.game: ReferenceGame | None = None
+        self._scores: list[int] = []
 
     # ---- spaces ------------------------------------------------------------------------
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
@@ -94,10 +97,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self._set_infos(self.batch.deal_events)
+        self._refresh()
+        self._set_infos(self.game.deal_events)
         for agent in self.agents:
             self.infos[agent]["chongtong"] = chongtong
-        self.agent_selection = self._agent(int(self.batch.seat[0]))
+        self.agent_selection = self._agent(self.game.seat)
 
     def _deal(self, deck: Any) -> list[list[int]]:
         """Deal until a hand needs a decision; return the payments of chongtong deals skipped."""
@@ -105,12 +109,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         while True:
             order = validate_deck(self.rules, deck) if deck is not None else shuffled_decks(self.rules, self._rng, 1)[0]
             self.deck = order  # the current hand's deck order, top card first
-            self.batch = GameBatch(self.rules, order[None, :], carry=self._carry if self.nagari_carry else 0)
-            if not self.batch.done[0]:
+            self.game = ReferenceGame(self.rules, order, carry=self._carry if self.nagari_carry else 0)
+            if not self.game.done:
                 return skipped
             if deck is not None:
                 raise ValueError("the given deck deals a chongtong: the hand ends before any decision")
-            skipped.append(self.batch.payments[0].tolist())
+            skipped.append(list(self.game.payments))
             self._carry = 0
 
     def step(self, action: int | None) -> None:
@@ -122,44 +126,49 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if action is None or not self._is_legal(int(action)):
             self._illegal(agent, action)
             return
-        events = self.batch.step(np.array([int(action)]))
+        events = self.game.step(int(action))
         self._after_step(events)
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def _is_legal(self, action: int) -> bool:
-        return 0 <= action < NUM_ACTIONS and action in self.batch.legal_actions(0)
+        return 0 <= action < NUM_ACTIONS and self._mask_now[action] == 1
 
     def _illegal(self, agent: str, action: Any) -> None:
         if self.illegal_action == "raise":
-            raise IllegalActionError(-1 if action is None else int(action), Phase(self.batch.phase[0]),
-                                     self.batch.legal_actions(0))
+            raise IllegalActionError(-1 if action is None else int(action), Phase(self.game.phase),
+                                     self.game.legal_actions())
         self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
         self.terminations = {a: True for a in self.agents}
         for a in self.agents:
             self.infos[a] = {"action_mask": np.zeros(NUM_ACTIONS, np.int8), "illegal_action": agent}
         self._accumulate_rewards()
 
-    def _after_step(self, events: BatchEvents) -> None:
-        done = bool(self.batch.done[0])
-        payments = events.payments[0] * self.reward_scale
-        self.rewards = {a: float(payments[i]) if done else 0.0 for i, a in enumerate(self.agents)}
+    def _after_step(self, events: Events) -> None:
+        done = self.game.done
+        self.rewards = {a: events.payments[i] * self.reward_scale if done else 0.0 for i, a in enumerate(self.agents)}
         if done:
             self.terminations = {a: True for a in self.agents}
-            self._carry = int(self.batch.next_carry[0]) if self.nagari_carry else 0
+            self._carry = self.game.next_carry if self.nagari_carry else 0
+        self._refresh()
         self._set_infos(events)
-        self.agent_selection = self._agent(int(self.batch.seat[0]))
+        self.agent_selection = self._agent(self.game.seat)
 
-    def _set_infos(self, events: BatchEvents) -> None:
-        mask = self.batch.legal_action_mask()[0].astype(np.int8)
-        mover = int(self.batch.seat[0])
-        described = describe_events(events, 0, self.possible_agents)
+    def _refresh(self) -> None:
+        """Cache what every observer of this step needs: scores and the legal-action mask."""
+        self._scores = self.game.scores()
+        self._mask_now = np.zeros(NUM_ACTIONS, np.int8)
+        self._mask_now[self.game.legal_actions()] = 1
+
+    def _set_infos(self, events: Events) -> None:
+        mask, idle = self._mask_now, np.zeros(NUM_ACTIONS, np.int8)
+        described = describe_events(events, self.possible_agents)
         for i, agent in enumerate(self.agents):
-            info = {"action_mask": mask if i == mover else np.zeros(NUM_ACTIONS, np.int8), "events": described}
-            if self.batch.done[0]:
-                info["payments"] = self.batch.payments[0].tolist()
-                info["result"] = RESULT_NAMES[int(self.batch.result[0])]
+            info = {"action_mask": mask if i == self.game.seat else idle, "events": described}
+            if self.game.done:
+                info["payments"] = list(self.game.payments)
+                info["result"] = RESULT_NAMES[self.game.result]
             self.infos[agent] = info
 
     def _agent(self, seat: int) -> str:
@@ -167,39 +176,40 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.possible_agents.index(agent)
-        observation = encode(self.batch, np.array([seat]), self.encoding)[0]
-        mask = self.batch.legal_action_mask()[0].astype(np.int8)
-        if seat != int(self.batch.seat[0]) or self.batch.done[0]:
-            mask = np.zeros(NUM_ACTIONS, np.int8)
-        return {"observation": observation, "action_mask": mask}
+        observation = encode_game(self.game, seat, self.encoding, self._scores)
+        if seat != self.game.seat or self.game.done:
+            return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+        return {"observation": observation, "action_mask": self._mask_now.copy()}
 
     # ---- rendering -------------------------------------------------------------------------
     def render(self) -> str | None:
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
-        if self.batch is None:
+        if self.game is None:
             return None
-        text = render_table(self.batch, 0, viewer=int(self.batch.seat[0]))
+        text = render_snapshot(self.game.snapshot(), self.rules, viewer=self.game.seat)
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
     def close(self) -> None:
-        self.batch = None
+        self.game = None
 
 
 RESULT_NAMES = {Result.ONGOING: "ongoing", Result.STOP: "stop", Result.NAGARI: "nagari", Result.CHONGTONG: "chongtong"}
 
 
-def describe_events(events: BatchEvents, i: int, agents: list[str]) -> dict[str, dict[str, Any]]:
-    """Game ``i``'s events as ``{agent: {event: count, "captured": [...], "stolen_from": {...}}}``
+EVENT_NAMES = tuple(e.name.lower() for e in Event)
+
+
+def describe_events(one: Events, agents: list[str]) -> dict[str, dict[str, Any]]:
+    """One game's events as ``{agent: {event: count, "captured": [...], "stolen_from": {...}}}``
     (only what happened)."""
-    one = events.game(i)
     out: dict[str, dict[str, Any]] = {}
     for seat, agent in enumerate(agents):
-        entry: dict[str, Any] = {e.name.lower(): one.counts[seat][e] for e in Event if one.counts[seat][e]}
+        entry: dict[str, Any] = {EVENT_NAMES[e]: n for e, n in enumerate(one.counts[seat]) if n}
         if one.captured[seat]:
             entry["captured"] = sorted(one.captured[seat])
         stolen = {agents[g]: sorted(cards) for g, cards in enumerate(one.stolen[seat]) if cards}

@@ -30,6 +30,8 @@ Readings chosen where RULES.md leaves room (beyond its §14):
 """
 from __future__ import annotations
 
+import functools
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -80,8 +82,14 @@ class PileReading:
 def read_pile(pile: set[int] | frozenset[int], rules: Rules) -> PileReading:
     """Score a capture pile (§7); under ``september_dual`` card 32 counts as double junk
     when that gives a strictly higher score (§12)."""
+    return _read_frozen(frozenset(pile), rules.september_dual)
+
+
+@functools.lru_cache(maxsize=65536)
+def _read_frozen(pile: frozenset[int], september_dual: bool) -> PileReading:
+    """``read_pile`` remembered: a pile is read many times between its changes."""
     as_animal = _read(pile, september_as_junk=False)
-    if rules.september_dual and SEPTEMBER_ANIMAL in pile:
+    if september_dual and SEPTEMBER_ANIMAL in pile:
         as_junk = _read(pile, september_as_junk=True)
         if as_junk.score > as_animal.score:
             return as_junk
@@ -89,21 +97,29 @@ def read_pile(pile: set[int] | frozenset[int], rules: Rules) -> PileReading:
 
 
 def _read(pile, september_as_junk: bool) -> PileReading:
-    def kind(c: int) -> Kind:
-        return Kind.JUNK if (september_as_junk and c == SEPTEMBER_ANIMAL) else KINDS[c]
-
-    brights = [c for c in pile if kind(c) == Kind.BRIGHT]
-    animals = [c for c in pile if kind(c) == Kind.ANIMAL]
-    ribbons = [c for c in pile if kind(c) == Kind.RIBBON]
-    junk = sum(_junk_value(c, september_as_junk) for c in pile)
+    brights = pile & BRIGHT_CARDS
+    animals = pile & ANIMAL_CARDS
+    if september_as_junk:
+        animals = animals - {SEPTEMBER_ANIMAL}
+    ribbons = pile & RIBBON_CARDS
+    junk = sum(_junk_value(c, september_as_junk) for c in pile & JUNK_CARDS)
     bright_points = {5: 15, 4: 4, 3: 2 if RAIN_BRIGHT in brights else 3}.get(len(brights), 0)
-    animal_points = max(len(animals) - 4, 0) + (5 if all(b in pile for b in GODORI_BIRDS) else 0)
-    ribbon_points = max(len(ribbons) - 4, 0) + sum(
-        3 for group in RIBBON_GROUPS.values() if all(r in pile for r in group)
-    )
+    animal_points = max(len(animals) - 4, 0) + (5 if GODORI <= pile else 0)
+    ribbon_points = max(len(ribbons) - 4, 0) + sum(3 for group in GROUPS if group <= pile)
     junk_points = max(junk - 9, 0)
     score = bright_points + animal_points + ribbon_points + junk_points
     return PileReading(score, len(brights), bright_points, len(animals), junk, september_as_junk)
+
+
+def _cards_of_kind(kind: Kind) -> frozenset[int]:
+    return frozenset(c for c, k in enumerate(KINDS) if k == kind)
+
+
+BRIGHT_CARDS, ANIMAL_CARDS, RIBBON_CARDS = (_cards_of_kind(k) for k in (Kind.BRIGHT, Kind.ANIMAL, Kind.RIBBON))
+JUNK_CARDS = frozenset(c for c, v in enumerate(JUNK_VALUE) if v > 0) | {SEPTEMBER_ANIMAL}
+"""Cards that can carry junk value (card 32 only under ``september_dual``'s junk reading)."""
+GODORI = frozenset(GODORI_BIRDS)
+GROUPS = tuple(frozenset(g) for g in RIBBON_GROUPS.values())
 
 
 def _junk_value(card: int, september_as_junk: bool) -> int:
@@ -165,6 +181,7 @@ class ReferenceGame:
         self.winner = -1
         self.payments = [0] * players
         self._events = Events(players)
+        self._legal: list[int] | None = None  # legal_actions() of the current state, once found
 
     @classmethod
     def from_position(cls, rules: Rules, position: Position) -> "ReferenceGame":
@@ -253,6 +270,11 @@ class ReferenceGame:
 
     def legal_actions(self) -> list[int]:
         """The legal action ids of the current decision (§11), ascending."""
+        if self._legal is None:
+            self._legal = self._find_legal_actions()
+        return list(self._legal)
+
+    def _find_legal_actions(self) -> list[int]:
         if self.phase == Phase.PLAY:
             return self._play_actions()
         if self.phase in (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP):
@@ -271,7 +293,6 @@ class ReferenceGame:
         legal = sorted(A.PLAY + c for c in hand)
         for month in self._shakeable_months():
             legal.append(A.shake_action(month))
-        for month in self._shakeable_months():
             if self._layout_of_month(month):
                 legal.append(A.bomb_action(month))
         if self.pass_tokens[self.seat] > 0:
@@ -281,8 +302,8 @@ class ReferenceGame:
     def _shakeable_months(self) -> list[int]:
         """Months with three unshaken cards in the current hand (§4, §14.3)."""
         seat = self.seat
-        unshaken = [month_of(c) for c in self.hands[seat] - self.revealed[seat] if not is_joker(c)]
-        return sorted(m for m in set(unshaken) if unshaken.count(m) == 3)
+        unshaken = Counter(month_of(c) for c in self.hands[seat] - self.revealed[seat] if not is_joker(c))
+        return sorted(m for m, n in unshaken.items() if n == 3)
 
     def _layout_of_month(self, month: int) -> set[int]:
         return {c for c in self.layout if month_of(c) == month}
@@ -299,6 +320,7 @@ class ReferenceGame:
         if action not in legal:
             raise IllegalActionError(action, self.phase, legal)
         self._events = Events(self.rules.players)
+        self._legal = None
         action = int(action)
         if self.phase == Phase.PLAY:
             self._play_phase_action(action)
