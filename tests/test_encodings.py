@@ -101,3 +101,24 @@ def test_readme_tables_are_generated_from_the_code():
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     between = readme.split("<!-- encodings:start -->")[1].split("<!-- encodings:end -->")[0]
     assert between.strip() == encodings_markdown().strip()
+
+
+@pytest.mark.parametrize("preset,players,jokers", [("seed", 2, 0), ("korean", 3, 2), ("seed", 3, 1)])
+def test_single_game_encoder_equals_the_batched_one(preset, players, jokers):
+    from gostop_env.core import ReferenceGame
+    from gostop_env.core.deck import shuffled_decks
+    from gostop_env.encodings import encode_game
+
+    rules = Rules.preset(preset, players=players, jokers=jokers)
+    rng = np.random.default_rng(0)
+    decks = shuffled_decks(rules, rng, 40)
+    batch, games = GameBatch(rules, decks), [ReferenceGame(rules, d) for d in decks]
+    while not batch.done.all():
+        for name in ("vector", "tokens", "oracle"):
+            for viewer in range(players):
+                batched = encode(batch, np.full(40, viewer), name)
+                assert all(np.array_equal(batched[i], encode_game(g, viewer, name)) for i, g in enumerate(games))
+        actions = random_legal_actions(batch.legal_bits, rng)
+        batch.step(actions)
+        for i in np.flatnonzero(actions >= 0):
+            games[i].step(int(actions[i]))
