@@ -607,6 +607,11 @@ class GameBatch:
 
     def _draw(self, idx: np.ndarray) -> np.ndarray:
         """Top stock card of each game, jokers on the way to the pile; -1 when the stock is empty."""
+        if self.rules.jokers == 0:  # no joker can be on the way
+            has = self.stock_pos[idx] < self.stock_len[idx]
+            card = np.where(has, self.stock[idx, np.where(has, self.stock_pos[idx], 0)], -1).astype(np.int8)
+            self.stock_pos[idx] += has
+            return card
         card = np.full(idx.size, -1, np.int8)
         todo = np.arange(idx.size)
         while todo.size:
@@ -680,7 +685,9 @@ class GameBatch:
         thieves = self.steals[idx] > 0
         if thieves.any():
             self._steal(idx[thieves])
-        self._update_scores(idx, seat)
+        changed = np.flatnonzero(taken != 0)  # other piles changed only by steals, rescored there
+        if changed.size:
+            self._update_scores(idx[changed], seat[changed])
         self._check_go_stop(idx, last_turn)
 
     def _cards_out(self, idx: np.ndarray) -> np.ndarray:
