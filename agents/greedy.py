@@ -42,6 +42,11 @@ def _card_values() -> np.ndarray:
 
 CARD_VALUE = _card_values()
 MONTH_MASKS = np.array(C.MONTH_BITS + (0,), U64)[np.where(C.MONTH >= 0, C.MONTH, 12)]  # per card; jokers: 0
+MONTH_CARDS_BY_VALUE = tuple(
+    sorted((c for c in range(C.NUM_MONTH_CARDS) if C.MONTH[c] == C.MONTH[card]), key=lambda c: CARD_VALUE[c])
+    if card < C.NUM_MONTH_CARDS else [] for card in range(C.NUM_CARDS)
+)
+"""The cards of each card's month, least valuable first (none for jokers)."""
 STEAL_VALUE = 1.5  # one junk card moved from an opponent to us
 
 
@@ -95,8 +100,7 @@ def _taken_by_play(card: int, layout: np.ndarray) -> tuple[np.ndarray, np.ndarra
     same = layout & MONTH_MASKS[card]
     count = _popcount(same)
     best_of_two = np.zeros(len(layout), U64)
-    on = [c for c in range(C.NUM_MONTH_CARDS) if C.MONTH[c] == C.MONTH[card]] if card < 48 else []
-    for other in sorted(on, key=lambda c: CARD_VALUE[c]):  # the most valuable one wins
+    for other in MONTH_CARDS_BY_VALUE[card]:  # the most valuable one is written last and wins
         best_of_two = np.where((same >> U64(other)) & U64(1) == 1, U64(1 << other), best_of_two)
     taken = np.where(count == 3, same, np.where(count >= 1, best_of_two, U64(0)))
     return np.where(count > 0, taken | U64(1 << card), U64(0)), count

@@ -123,7 +123,7 @@ class _Totals:
         self.results += np.bincount(batch.result, minlength=4)
 
     def report(self, rules: Rules, seconds: float) -> None:
-        names = {Result.STOP: "stop", Result.NAGARI: "nagari", Result.CHONGTONG: "chongtong"}
+        names = {r: r.name.lower() for r in Result if r != Result.ONGOING}
         print(f"{self.hands} random hands, {rules.players} players, rules {rules.to_dict()}")
         print(f"{self.decisions} decisions in {seconds:.1f} s ({self.decisions / seconds:,.0f} decisions/s)\n")
         print("| result | hands | share |\n|---|---|---|")
@@ -212,7 +212,7 @@ def _deal(rules: Rules, seed: int) -> int:
         happened = [e.name.lower() for e in Event for _ in range(events.count(e))]
         if happened:
             print(f"    events: {', '.join(happened)}")
-    print(f"\nresult: {['ongoing', 'stop', 'nagari', 'chongtong'][game.result]}, "
+    print(f"\nresult: {game.result.name.lower()}, "
           f"scores {game.scores()}, payments {game.payments}")
     return 0
 

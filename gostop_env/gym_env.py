@@ -25,7 +25,7 @@ import numpy as np
 from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules
 from .core.deck import shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
-from .policy import Policy, RandomPolicy, check_actions, observe
+from .policy import Policy, check_actions, observe, opponent_policies
 from .render import render_table
 
 
@@ -45,7 +45,7 @@ class GoStopEnv(gymnasium.Env):
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
         self.encoding, self.learner_seat, self.render_mode = encoding, learner_seat, render_mode
-        self.opponents = _opponent_list(opponents, players)
+        self.opponents = opponent_policies(opponents, players)
         self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
@@ -131,15 +131,3 @@ class GoStopEnv(gymnasium.Env):
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         return {"action_mask": self.action_masks(), "seat": self.seat, **extra}
-
-
-def _opponent_list(opponents: Policy | Sequence[Policy] | None, players: int) -> list[Policy]:
-    """Policy k plays the seat k + 1 places after the learner in turn order."""
-    if opponents is None:
-        opponents = RandomPolicy()
-    if callable(opponents):
-        return [opponents] * (players - 1)
-    opponents = list(opponents)
-    if len(opponents) != players - 1:
-        raise ValueError(f"give one opponent policy or {players - 1} (one per other seat), got {len(opponents)}")
-    return opponents

@@ -5,7 +5,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .core import GameBatch, Rules, action_name
+from .core import GameBatch, Result, Rules, action_name
 from .core.deck import shuffled_decks
 from .policy import Policy, check_actions, observe
 from .render import render_table
@@ -76,6 +76,6 @@ def _parse(answer: str, legal: list[int]) -> int | None:
 def _summary(batch: GameBatch, seat: int, write: Callable[[str], None]) -> None:
     write("")
     write(render_table(batch, 0, viewer=seat))
-    result = {1: "stop", 2: "nagari", 3: "chongtong"}.get(int(batch.result[0]), "?")
+    result = Result(int(batch.result[0])).name.lower()
     payments = batch.payments[0].tolist()
     write(f"Hand over ({result}). Scores {batch.scores[0].tolist()}, payments {payments}: you {payments[seat]:+d} chips.")

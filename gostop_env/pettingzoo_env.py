@@ -30,7 +30,7 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .core import NUM_ACTIONS, Event, Events, IllegalActionError, Phase, ReferenceGame, Result, Rules
+from .core import NUM_ACTIONS, Event, Events, IllegalActionError, Phase, ReferenceGame, Rules
 from .core.deck import shuffled_decks, validate_deck
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
 from .render import render_snapshot
@@ -168,7 +168,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             info = {"action_mask": mask if i == self.game.seat else idle, "events": described}
             if self.game.done:
                 info["payments"] = list(self.game.payments)
-                info["result"] = RESULT_NAMES[self.game.result]
+                info["result"] = self.game.result.name.lower()
             self.infos[agent] = info
 
     def _agent(self, seat: int) -> str:
@@ -196,9 +196,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def close(self) -> None:
         self.game = None
-
-
-RESULT_NAMES = {Result.ONGOING: "ongoing", Result.STOP: "stop", Result.NAGARI: "nagari", Result.CHONGTONG: "chongtong"}
 
 
 EVENT_NAMES = tuple(e.name.lower() for e in Event)

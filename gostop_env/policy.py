@@ -13,7 +13,7 @@ their choices. Runners build observations for any policy with :func:`observe`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -78,3 +78,15 @@ def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -
         raise ValueError(f"{who} chose illegal action {int(actions[row])} in row {row}; "
                          f"legal: {np.flatnonzero(masks[row]).tolist()}")
     return actions
+
+
+def opponent_policies(opponents: Policy | Sequence[Policy] | None, players: int) -> list[Policy]:
+    """Policy k plays the seat k + 1 places after the learner in turn order."""
+    if opponents is None:
+        opponents = RandomPolicy()
+    if callable(opponents):
+        return [opponents] * (players - 1)
+    opponents = list(opponents)
+    if len(opponents) != players - 1:
+        raise ValueError(f"give one opponent policy or {players - 1} (one per other seat), got {len(opponents)}")
+    return opponents

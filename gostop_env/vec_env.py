@@ -21,8 +21,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, Vec
 from .core import NUM_ACTIONS, GameBatch, Rules
 from .core.deck import shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
-from .gym_env import _opponent_list
-from .policy import Policy, check_actions, observe
+from .policy import Policy, check_actions, observe, opponent_policies
 
 
 class GoStopVecEnv(VecEnv):
@@ -38,7 +37,7 @@ class GoStopVecEnv(VecEnv):
         if learner_seat != "random" and learner_seat not in range(players):
             raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
         self.encoding, self.learner_seat = encoding, learner_seat
-        self.opponents = _opponent_list(opponents, players)
+        self.opponents = opponent_policies(opponents, players)
         self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
         space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32)
         self.render_mode = None

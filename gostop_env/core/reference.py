@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Sequence
 
 import numpy as np
@@ -57,10 +58,13 @@ from .position import Position
 from .rules import Rules
 
 
-class Result:
-    """How a hand ended (``ReferenceGame.result``)."""
+class Result(IntEnum):
+    """How a hand ended (``ReferenceGame.result``, ``GameBatch.result``)."""
 
-    ONGOING, STOP, NAGARI, CHONGTONG = 0, 1, 2, 3
+    ONGOING = 0
+    STOP = 1
+    NAGARI = 2
+    CHONGTONG = 3
 
 
 # §5 "what h did", remembered until the flip.
