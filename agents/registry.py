@@ -12,6 +12,9 @@ chips above stopping (a :class:`agents.search.SearchAgent` searching go/stop onl
 ``search`` is :class:`agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
 ``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (time budget per decision),
 ``rollout=greedy|simple|random`` (default policy of the rollouts, greedy by default).
+
+``model:NAME_OR_PATH`` is a trained network (:mod:`agents.learned`): a model folder, or
+the name of a model shipped with the package (``model:ppo``).
 """
 from __future__ import annotations
 
@@ -28,6 +31,12 @@ CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
 def make_agent(name: str, rules: Rules | None = None) -> Policy:
     """The agent a name describes (see the module docstring); ValueError on a bad name."""
     kind, *options = name.strip().split(":")
+    if kind == "model":
+        from .learned import load_model
+
+        if not options:
+            raise ValueError("agent 'model' needs a model: model:NAME_OR_PATH")
+        return load_model(name.strip().partition(":")[2], rules)
     if kind == "random":
         if options:
             raise ValueError(f"agent 'random' takes no options, got {options}")
@@ -35,7 +44,7 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
     if kind == "search":
         return _search(options, rules)
     if kind not in CARD_PLAYERS:
-        raise ValueError(f"unknown agent {kind!r}: choose from {['random', *CARD_PLAYERS, 'search']}")
+        raise ValueError(f"unknown agent {kind!r}: choose from {['random', *CARD_PLAYERS, 'search', 'model']}")
     rule_kind, rule_params = "stop", {}
     for option in options:
         key, equals, value = option.partition("=")

@@ -8,10 +8,16 @@
 - ``gostop tournament A B [C ...]``: duplicate-deal tournament, leaderboard and files.
 - ``gostop play --opponent greedy [--players 3]``: play a hand in the terminal.
 - ``gostop replay FILE``: print a saved hand turn by turn.
+- ``gostop train CONFIG``: behaviour cloning and MaskablePPO league training from a TOML
+  config (``train/configs/``; ``--set ppo.timesteps=100000`` overrides, ``--resume``).
+
+Torch runs on one thread unless ``OMP_NUM_THREADS`` says otherwise (small networks on few
+cores run fastest that way).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Sequence
@@ -57,8 +63,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     play.add_argument("--save", default=None, help="save the hand as a replay JSON file")
     replay = commands.add_parser("replay", help="print a saved hand turn by turn")
     replay.add_argument("file")
+    train = commands.add_parser("train", help="train an agent (behaviour cloning + MaskablePPO league)")
+    train.add_argument("config", help="a TOML config file, or a shipped config's name (e.g. quick)")
+    train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a config key, e.g. --set ppo.timesteps=100000 (repeatable)")
+    train.add_argument("--out", default=None, help="run folder (overrides the config's out)")
+    train.add_argument("--resume", action="store_true", help="continue the run in the out folder")
+    train.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
+        if args.command == "train":
+            return _train(args)
         if args.command == "tournament":
             return _tournament(args)
         if args.command == "play":
@@ -185,6 +201,23 @@ def _play(args: argparse.Namespace) -> int:
         replay.save(args.save)
         print(f"saved the hand to {args.save}")
     return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from train.config import TrainConfig
+    from train.ppo import train
+
+    overrides = args.set + ([f"out={_toml_string(args.out)}"] if args.out else [])
+    config = TrainConfig.load(args.config, overrides)
+    start = time.perf_counter()
+    out = train(config, resume=args.resume, progress=not args.quiet)
+    print(f"\ntrained in {time.perf_counter() - start:.0f} s; the model: model:{out / 'model'} "
+          f"(evaluations in {out / 'eval.jsonl'}, TensorBoard logs in {out / 'tb'})")
+    return 0
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _replay(path: str) -> int:

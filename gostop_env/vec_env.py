@@ -2,7 +2,11 @@
 
 Each of the ``num_envs`` games has one learning seat (fixed, or drawn each hand with
 ``learner_seat="random"``); the other seats are played inside ``step_wait`` by opponent
-policies (:mod:`gostop_env.policy`), in batch. Finished hands are dealt again at once
+policies (:mod:`gostop_env.policy`), in batch; an :class:`OpponentPool` draws each
+opponent seat's policy anew for every hand (league self-play). With
+``learner_decides="go_stop"`` the learner is asked only at its go/stop decisions and
+``learner_autoplay`` plays its other decisions (training a go/stop policy on top of a fixed
+card player); hands where it never decides are dealt again. Finished hands are dealt again at once
 (SB3's auto-reset: the last observation is in ``info["terminal_observation"]``). Every
 game draws its decks from its own generator, seeded by :meth:`seed` (game i gets
 ``seed + i``), so a game's hands do not depend on the others. ``env_method("action_masks")``
@@ -18,10 +22,47 @@ import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
-from .core import NUM_ACTIONS, GameBatch, Rules
+from .core import NUM_ACTIONS, GameBatch, Phase, Rules
 from .core.deck import shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .policy import Policy, check_actions, observe, opponent_policies
+
+REWARDS = ("chips", "win")
+
+
+class OpponentPool:
+    """Policies to draw opponents from, one per opponent seat per hand, by ``weights``.
+
+    The pool may change during training (:meth:`add`, :meth:`set_weights`); new hands use it.
+    """
+
+    def __init__(self, policies: Sequence[Policy], weights: Sequence[float] | None = None):
+        self.policies: list[Policy] = []
+        self.weights = np.zeros(0)
+        for policy, weight in zip(policies, weights if weights is not None else [1.0] * len(policies)):
+            self.add(policy, weight)
+        if not self.policies:
+            raise ValueError("an opponent pool needs at least one policy")
+
+    def add(self, policy: Policy, weight: float = 1.0) -> int:
+        """Add a policy with a sampling weight; return its index."""
+        if not callable(policy) or not hasattr(policy, "encoding"):
+            raise TypeError(f"{policy!r} is not a policy (a callable with an 'encoding' attribute)")
+        if weight < 0:
+            raise ValueError(f"weights must be >= 0, got {weight}")
+        self.policies.append(policy)
+        self.weights = np.append(self.weights, float(weight))
+        return len(self.policies) - 1
+
+    def set_weights(self, weights: Sequence[float]) -> None:
+        weights = np.asarray(weights, float)
+        if weights.shape != (len(self.policies),) or (weights < 0).any() or weights.sum() <= 0:
+            raise ValueError(f"need {len(self.policies)} non-negative weights with a positive sum, got {weights}")
+        self.weights = weights
+
+    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """``size`` pool indices drawn by weight."""
+        return rng.choice(len(self.policies), size=size, p=self.weights / self.weights.sum())
 
 
 class GoStopVecEnv(VecEnv):
@@ -29,15 +70,25 @@ class GoStopVecEnv(VecEnv):
 
     def __init__(self, num_envs: int, players: int = 2, preset: str = "seed",
                  rules: dict[str, Any] | None = None, encoding: str = "vector",
-                 learner_seat: int | str = "random", opponents: Policy | Sequence[Policy] | None = None,
-                 nagari_carry: bool = True, reward_scale: float = 1.0, seed: int | None = None):
+                 learner_seat: int | str = "random",
+                 opponents: Policy | Sequence[Policy] | OpponentPool | None = None,
+                 nagari_carry: bool = True, reward_scale: float = 1.0, seed: int | None = None,
+                 reward: str = "chips", learner_decides: str = "all", learner_autoplay: Policy | None = None):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
         if learner_seat != "random" and learner_seat not in range(players):
             raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
-        self.encoding, self.learner_seat = encoding, learner_seat
-        self.opponents = opponent_policies(opponents, players)
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if learner_decides not in ("all", "go_stop"):
+            raise ValueError(f"learner_decides must be 'all' or 'go_stop', got {learner_decides!r}")
+        if (learner_decides == "go_stop") != (learner_autoplay is not None):
+            raise ValueError("learner_autoplay (the learner's card player) goes with learner_decides='go_stop'")
+        self.encoding, self.learner_seat, self.reward = encoding, learner_seat, reward
+        self.learner_decides, self.learner_autoplay = learner_decides, learner_autoplay
+        self.pool = opponents if isinstance(opponents, OpponentPool) else None
+        self.opponents = self.pool.policies if self.pool else opponent_policies(opponents, players)
         self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
         space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32)
         self.render_mode = None
@@ -53,11 +104,13 @@ class GoStopVecEnv(VecEnv):
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self._game_rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
         self._opponent_rng = np.random.default_rng([seed, self.num_envs])
+        self._pool_rng = np.random.default_rng([seed, self.num_envs, 1])
         return [seed + i for i in range(self.num_envs)]
 
     def reset(self) -> VecEnvObs:
         everything = np.arange(self.num_envs)
         self.learner = np.zeros(self.num_envs, np.int64)
+        self._opponent_of = np.tile(np.arange(self.rules.players - 1), (self.num_envs, 1))
         self._carry = np.zeros(self.num_envs, np.int64)
         self.batch = GameBatch.from_seed(self.rules, 0, self.num_envs)  # placeholders, dealt anew below
         self._skipped: list[list[float]] = [[] for _ in range(self.num_envs)]
@@ -74,7 +127,7 @@ class GoStopVecEnv(VecEnv):
         self._play_opponents()
         done = self.batch.done.copy()
         rows = np.arange(self.num_envs)
-        rewards = np.where(done, self.batch.payments[rows, self.learner], 0).astype(np.float32) * self.reward_scale
+        rewards = np.where(done, self._outcome(rows), 0).astype(np.float32) * self.reward_scale
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         finished = np.flatnonzero(done)
         if finished.size:
@@ -125,32 +178,51 @@ class GoStopVecEnv(VecEnv):
                 self.learner[games] = [self._game_rngs[i].integers(self.rules.players) for i in games]
             else:
                 self.learner[games] = self.learner_seat
+            if self.pool is not None:
+                self._opponent_of[games] = self.pool.draw(self._pool_rng, games.size * (self.rules.players - 1)
+                                                          ).reshape(games.size, -1)
             carry = self._carry[games] if self.nagari_carry else 0
             self.batch.reset_games(games, self._decks(games), carry)
             self._play_opponents()
             over = games[self.batch.done[games]]
             for i in over:
-                self._skipped[i].append(float(self.batch.payments[i, self.learner[i]]) * self.reward_scale)
+                self._skipped[i].append(float(self._outcome(i)) * self.reward_scale)
             self._carry[over] = self.batch.next_carry[over] if self.nagari_carry else 0
             games = over
 
+    def _outcome(self, games: np.ndarray | int) -> np.ndarray:
+        """The learner's reward for finished ``games``: chips won, or +1/-1/0 for win/loss/draw."""
+        chips = self.batch.payments[games, self.learner[games]]
+        return chips if self.reward == "chips" else np.sign(chips)
+
     def _play_opponents(self) -> None:
-        """Step the opponents' decisions, in batch, until every game awaits its learner or is over."""
-        players = self.rules.players
+        """Step the other decisions (opponents', and the learner's autoplayed ones), in batch,
+        until every game awaits its learner or is over."""
+        relative_seats = np.arange(1, self.rules.players)
         while True:
-            waiting = ~self.batch.done & (self.batch.seat != self.learner)
+            learner_to_move = self.batch.seat == self.learner
+            autoplay = learner_to_move & (self.batch.phase != Phase.GO_STOP) if self.learner_autoplay else None
+            waiting = ~self.batch.done & (~learner_to_move | (autoplay if autoplay is not None else False))
             if not waiting.any():
                 return
             actions = np.full(self.num_envs, -1, np.int64)
-            relative = (self.batch.seat.astype(np.int64) - self.learner) % players
+            relative = (self.batch.seat.astype(np.int64) - self.learner) % self.rules.players
+            opponent = self._opponent_of[np.arange(self.num_envs), np.maximum(relative - 1, 0)]
             masks = self.batch.legal_action_mask()
-            for k, policy in enumerate(self.opponents, start=1):
-                games = np.flatnonzero(waiting & (relative == k))
-                if games.size:
-                    seen = observe(policy, self.batch, games, self.batch.seat[games])
-                    chosen = policy(seen, masks[games], self._opponent_rng)
-                    actions[games] = check_actions(chosen, masks[games], f"opponent {k}")
+            for k in relative_seats:
+                for j in np.unique(opponent[waiting & (relative == k)]):
+                    self._decide(actions, masks, waiting & (relative == k) & (opponent == j),
+                                 self.opponents[j], f"opponent {k}")
+            if autoplay is not None:
+                self._decide(actions, masks, ~self.batch.done & autoplay, self.learner_autoplay, "learner_autoplay")
             self.batch.step(actions)
+
+    def _decide(self, actions: np.ndarray, masks: np.ndarray, rows: np.ndarray, policy: Policy, who: str) -> None:
+        """Fill ``actions`` of the games flagged in ``rows`` with ``policy``'s choices."""
+        games = np.flatnonzero(rows)
+        if games.size:
+            seen = observe(policy, self.batch, games, self.batch.seat[games])
+            actions[games] = check_actions(policy(seen, masks[games], self._opponent_rng), masks[games], who)
 
     def _observations(self) -> np.ndarray:
         return encode(self.batch, self.learner, self.encoding)

@@ -1,0 +1,184 @@
+"""Training: configs, the opponent pool and go/stop-only env, behaviour cloning, PPO runs."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents.greedy import Greedy  # noqa: E402
+from agents.learned import GoStopComposite, NetworkPolicy, load_model  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from gostop_env.core import Phase, Rules  # noqa: E402
+from gostop_env.core import actions as A  # noqa: E402
+from gostop_env.policy import RandomPolicy  # noqa: E402
+from gostop_env.vec_env import GoStopVecEnv, OpponentPool  # noqa: E402
+from train.bc import agreement, clone, collect  # noqa: E402
+from train.config import TrainConfig  # noqa: E402
+from train.ppo import train  # noqa: E402
+
+SMOKE = ["ppo.timesteps=1024", "checkpoint_every=512", "opponents.snapshot_every=512", "eval.every=512",
+         "eval.deals=20", "bc.hands=32", "bc.epochs=1"]
+
+
+def smoke(tmp_path, *extra: str) -> TrainConfig:
+    return TrainConfig.load("smoke", [*SMOKE, f'out="{tmp_path / "run"}"', *extra])
+
+
+# ---- configuration -------------------------------------------------------------------------
+def test_shipped_configs_load_and_overrides_apply():
+    config = TrainConfig.load("smoke", ["ppo.timesteps=4096", "ppo.net_arch=[32, 32]", "opponents.pool={random=1.0}"])
+    assert config.ppo.timesteps == 4096 and config.ppo.net_arch == (32, 32)
+    assert config.opponents.pool == {"random": 1.0} and config.bc is not None
+    for name in ("quick", "ship", "go_stop"):
+        assert TrainConfig.load(name).ppo.timesteps > 0
+
+
+@pytest.mark.parametrize("override, message", [
+    ("ppo.timestep=5", "unknown key"), ("colour=1", "unknown key"), ("kind='dqn'", "kind must be"),
+    ("ppo.reward='points'", "ppo.reward"), ("ppo.envs=0", "ppo.envs"), ("players=4", "players"),
+    ("opponents.pool={}", "opponents.pool"), ("noequals", "section.key=value"),
+])
+def test_bad_config_values_are_named(override, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig.load("smoke", [override])
+
+
+def test_missing_config_file_lists_shipped_ones():
+    with pytest.raises(ValueError, match="shipped configs"):
+        TrainConfig.load("no-such-config")
+
+
+# ---- the league and the go/stop env --------------------------------------------------------------
+class Marked(RandomPolicy):
+    """A random policy that counts the rows it was asked about."""
+
+    def __init__(self):
+        self.rows = 0
+
+    def __call__(self, observations, masks, rng):
+        self.rows += len(masks)
+        return super().__call__(observations, masks, rng)
+
+
+def test_opponent_pool_draws_by_weight_and_never_a_zero_weight():
+    a, b, c = Marked(), Marked(), Marked()
+    pool = OpponentPool([a, b, c], [1.0, 3.0, 0.0])
+    draws = pool.draw(np.random.default_rng(0), 4000)
+    assert not (draws == 2).any() and 0.7 < (draws == 1).mean() < 0.8
+    env = GoStopVecEnv(64, opponents=pool, seed=1)
+    env.reset()
+    for _ in range(30):
+        env.step(RandomPolicy()(None, env.action_masks(), np.random.default_rng(0)))
+    assert a.rows > 0 and b.rows > 2 * a.rows and c.rows == 0
+    with pytest.raises(ValueError, match="weights"):
+        pool.set_weights([0.0, 0.0, 0.0])
+
+
+def test_go_stop_env_asks_the_learner_only_go_or_stop():
+    env = GoStopVecEnv(32, opponents=Greedy(), learner_decides="go_stop", learner_autoplay=Greedy(),
+                       reward="win", seed=3)
+    env.reset()
+    rng, finished = np.random.default_rng(0), 0
+    for _ in range(40):
+        masks = env.action_masks()
+        assert (env.batch.phase == Phase.GO_STOP).all()
+        assert masks[:, [A.GO, A.STOP]].all() and masks.sum(axis=1).max() == 2
+        _, rewards, done, _ = env.step(RandomPolicy()(None, masks, rng))
+        assert set(np.unique(rewards[done])) <= {-1.0, 0.0, 1.0}
+        finished += int(done.sum())
+    assert finished > 0
+
+
+def test_go_stop_env_needs_a_card_player():
+    with pytest.raises(ValueError, match="learner_autoplay"):
+        GoStopVecEnv(4, learner_decides="go_stop")
+
+
+# ---- behaviour cloning ------------------------------------------------------------------------
+def test_demonstrations_hold_the_teachers_choices_and_final_chips():
+    rules = Rules()
+    demos = collect(Greedy(rules=rules), rules, hands=40, seed=5, batch_size=16)
+    replayed = Greedy(rules=rules)(demos.observations, demos.masks, np.random.default_rng(0))
+    assert (replayed == demos.actions).all()
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()
+    assert (demos.go_stop == demos.masks[:, A.GO]).all() and demos.go_stop.any()
+    assert np.allclose(demos.returns, np.rint(demos.returns)) and demos.returns.max() > 0 > demos.returns.min()
+
+
+def test_cloning_learns_the_teacher(tmp_path):
+    from train.ppo import _make_env, _make_pool, _new_model
+
+    config = smoke(tmp_path)
+    model = _new_model(config, _make_env(config, _make_pool(config, {"snapshots": []}), 0), tmp_path)
+    demos = collect(Greedy(rules=config.rules), config.rules, hands=300, seed=1)
+    before = agreement(model.policy, demos)["agreement"]
+    history = clone(model.policy, demos, epochs=10, batch_size=256, learning_rate=3e-3, seed=0)
+    assert history[-1]["loss"] < history[0]["loss"]
+    assert agreement(model.policy, demos)["agreement"] > max(0.6, before + 0.2)
+
+
+# ---- networks as agents ----------------------------------------------------------------------------
+def test_network_policy_plays_legal_moves_and_samples_reproducibly(tmp_path):
+    out = train(smoke(tmp_path), progress=False, log=lambda _: None)
+    policy = make_agent(f"model:{out / 'model'}", Rules())
+    assert isinstance(policy, NetworkPolicy)
+    env = GoStopVecEnv(16, seed=2)
+    obs = env.reset()
+    masks = env.action_masks()
+    chosen = policy(obs, masks, np.random.default_rng(0))
+    assert masks[np.arange(16), chosen].all()
+    sampler = NetworkPolicy(policy.network, deterministic=False)
+    first, second = (sampler(obs, masks, np.random.default_rng(7)) for _ in range(2))
+    assert (first == second).all() and masks[np.arange(16), first].all()
+    with pytest.raises(ValueError, match="trained for 2 players"):
+        load_model(str(out / "model"), Rules.preset("seed", players=3))
+    with pytest.raises(ValueError, match="no model"):
+        make_agent(f"model:{tmp_path / 'nothing'}")
+
+
+# ---- training runs -------------------------------------------------------------------------------
+def test_ppo_run_writes_everything_and_resumes(tmp_path):
+    logs = []
+    config = smoke(tmp_path)
+    out = train(config, progress=False, log=logs.append)
+    state = json.loads((out / "state.json").read_text())
+    assert state["timesteps"] == 1024 and len(state["snapshots"]) == 2
+    evals = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    assert [e["timesteps"] for e in evals] == [512, 1024] and all(e["deals"] == 20 for e in evals)
+    assert json.loads((out / "bc.json").read_text())["epochs"]
+    assert any((out / "tb").rglob("events.out.tfevents*"))
+    with pytest.raises(ValueError, match="already holds a run"):
+        train(config, progress=False, log=logs.append)
+    longer = smoke(tmp_path, "ppo.timesteps=2048")  # one more rollout of 32 envs x 32 steps
+    train(longer, resume=True, progress=False, log=logs.append)
+    assert json.loads((out / "state.json").read_text())["timesteps"] == 2048
+    assert any("resumed" in line for line in logs)
+    with pytest.raises(ValueError, match="another configuration"):
+        train(smoke(tmp_path, "ppo.timesteps=4096", "seed=9"), resume=True, progress=False)
+
+
+def test_go_stop_run_gives_a_go_stop_model_on_its_card_player(tmp_path):
+    config = smoke(tmp_path, "kind='go_stop'", "ppo.card_player='simple'", "ppo.reward='win'", "bc.hands=200")
+    out = train(config, progress=False, log=lambda _: None)
+    policy = make_agent(f"model:{out / 'model'}", Rules())
+    assert isinstance(policy, GoStopComposite) and policy.card_player.name == "simple"
+    assert json.loads((out / "model" / "model.json").read_text())["decides"] == "go_stop"
+
+
+def test_three_player_run(tmp_path):
+    config = smoke(tmp_path, "players=3", "opponents.pool={greedy=1.0, random=1.0}", "eval.against=['greedy', 'random']",
+                   "opponents.snapshot_every=0")
+    out = train(config, progress=False, log=lambda _: None)
+    evals = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    assert evals[-1]["against"] == "greedy + random"
+
+
+def test_cli_train(tmp_path, capsys):
+    from gostop_env.cli import main
+
+    assert main(["train", "smoke", "--quiet", "--out", str(tmp_path / "cli"), *(f"--set={s}" for s in SMOKE)]) == 0
+    assert "model:" in capsys.readouterr().out
+    assert (tmp_path / "cli" / "model" / "policy.pth").exists()

@@ -1,0 +1,173 @@
+"""Training configuration: one TOML file, read into typed sections, checked up front.
+
+Top-level keys: ``kind`` (``"ppo"``: a card-play and go/stop policy; ``"go_stop"``: a
+go/stop-only policy on top of ``ppo.card_player``), ``out`` (run folder), ``seed``,
+``players``, ``preset``, ``encoding``, ``checkpoint_every`` (timesteps), and the tables
+``[bc]`` (optional behaviour cloning before PPO), ``[ppo]``, ``[opponents]``, ``[eval]``.
+Every key and its default is a field below; unknown keys are errors. ``--set
+section.key=value`` on the command line overrides a key (the value is read as TOML).
+Shipped configurations live in ``train/configs/`` and can be named without their path.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from gostop_env.core import Rules
+
+SHIPPED_CONFIGS = Path(__file__).parent / "configs"
+KINDS = ("ppo", "go_stop")
+
+
+@dataclass(frozen=True)
+class BCConfig:
+    """Behaviour cloning: demonstrations of ``teacher`` in every seat, then supervised epochs."""
+
+    teacher: str = "greedy:stop=ev:n=8"
+    hands: int = 4000
+    epochs: int = 5
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    go_stop_weight: float = 5.0  # loss weight of go/stop decisions (rare, and worth the most)
+    value_weight: float = 0.5  # weight of the value loss (returns of the demonstrations)
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """MaskablePPO on :class:`gostop_env.vec_env.GoStopVecEnv`."""
+
+    timesteps: int = 200_000
+    envs: int = 256
+    n_steps: int = 64
+    batch_size: int = 2048
+    epochs: int = 4
+    learning_rate: float = 3e-4
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    clip_range: float = 0.2
+    net_arch: tuple[int, ...] = (256, 256)
+    reward: str = "chips"  # or "win": +1 / -1 / 0
+    reward_scale: float = 0.1
+    card_player: str = "greedy"  # plays the learner's cards when kind = "go_stop"
+
+
+@dataclass(frozen=True)
+class OpponentsConfig:
+    """The league: named agents with sampling weights, plus frozen snapshots of the learner."""
+
+    pool: dict[str, float] = field(default_factory=lambda: {"greedy": 1.0})
+    snapshot_every: int = 0  # timesteps between snapshots added to the pool; 0: none
+    snapshot_weight: float = 1.0  # sampling weight of each snapshot
+    max_snapshots: int = 5  # the oldest snapshot leaves the pool beyond this
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Duplicate-deal tournaments of the learner against each agent in ``against``."""
+
+    every: int = 50_000  # timesteps; 0: only at the end
+    deals: int = 1000
+    against: tuple[str, ...] = ("greedy",)
+
+
+SECTIONS = {"bc": BCConfig, "ppo": PPOConfig, "opponents": OpponentsConfig, "eval": EvalConfig}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A whole training run (see the module docstring)."""
+
+    kind: str = "ppo"
+    out: str = "runs/ppo"
+    seed: int = 0
+    players: int = 2
+    preset: str = "seed"
+    encoding: str = "vector"
+    checkpoint_every: int = 50_000
+    bc: BCConfig | None = None
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.ppo.reward not in ("chips", "win"):
+            raise ValueError(f"ppo.reward must be 'chips' or 'win', got {self.ppo.reward!r}")
+        if self.kind == "go_stop" and self.encoding != "vector":
+            raise ValueError("go_stop training reads the vector encoding")
+        positive = {"ppo.timesteps": self.ppo.timesteps, "ppo.envs": self.ppo.envs, "ppo.n_steps": self.ppo.n_steps,
+                    "ppo.batch_size": self.ppo.batch_size, "eval.deals": self.eval.deals}
+        if self.bc is not None:
+            positive.update({"bc.hands": self.bc.hands, "bc.epochs": self.bc.epochs})
+        for key, value in positive.items():
+            if value < 1:
+                raise ValueError(f"{key} must be at least 1, got {value}")
+        if not self.opponents.pool or min(self.opponents.pool.values()) < 0:
+            raise ValueError("opponents.pool needs at least one agent, with weights >= 0")
+        self.rules  # raises on a bad preset or player count
+
+    @property
+    def rules(self) -> Rules:
+        return Rules.preset(self.preset, players=self.players)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        data = dict(data)
+        _reject_unknown("the config", data, {f.name for f in dataclasses.fields(cls)})
+        for name, section in SECTIONS.items():
+            if data.get(name) is not None:
+                table = dict(data[name])
+                _reject_unknown(f"[{name}]", table, {f.name for f in dataclasses.fields(section)})
+                for key in ("net_arch", "against"):
+                    if key in table:
+                        table[key] = tuple(table[key])
+                data[name] = section(**table)
+        return cls(**data)
+
+    @classmethod
+    def load(cls, name_or_path: str, overrides: Sequence[str] = ()) -> "TrainConfig":
+        """Read a TOML file (or a shipped config by name), then apply ``section.key=value`` overrides."""
+        path = Path(name_or_path)
+        if not path.exists() and (SHIPPED_CONFIGS / f"{name_or_path}.toml").exists():
+            path = SHIPPED_CONFIGS / f"{name_or_path}.toml"
+        if not path.exists():
+            shipped = sorted(p.stem for p in SHIPPED_CONFIGS.glob("*.toml"))
+            raise ValueError(f"no config file {name_or_path!r} (shipped configs: {shipped})")
+        data = tomllib.loads(path.read_text())
+        for override in overrides:
+            _apply(data, override)
+        return cls.from_dict(data)
+
+
+def _reject_unknown(where: str, table: dict[str, Any], known: set[str]) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ValueError(f"unknown key(s) {unknown} in {where}; known: {sorted(known)}")
+
+
+def _apply(data: dict[str, Any], override: str) -> None:
+    """Set ``section.key=value`` (or ``key=value``) in ``data``, the value read as TOML."""
+    key, equals, text = override.partition("=")
+    if not equals or not key:
+        raise ValueError(f"override {override!r} must look like section.key=value")
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text  # a bare word: a string
+    *sections, last = key.strip().split(".")
+    table = data
+    for section in sections:
+        table = table.setdefault(section, {})
+    table[last] = value

@@ -1,0 +1,247 @@
+"""MaskablePPO league training on the batched vector env, with optional behaviour cloning.
+
+A run (:func:`train`) lives in one folder:
+
+- ``config.json``: the configuration it runs under; ``state.json``: timesteps done, the
+  latest checkpoint and the snapshots in the league (what ``resume`` reads);
+- ``checkpoints/ppo_<timesteps>.zip``: full MaskablePPO models (optimizer included);
+- ``snapshots/<timesteps>/``: frozen learners added to the opponent pool (model folders);
+- ``bc.json``: behaviour-cloning figures per epoch;
+- ``eval.jsonl``: one line per evaluation and opponent (chips per hand with its 95%
+  interval over duplicate deals, win rate, go rate, go success rate);
+- ``tb/``: TensorBoard logs (SB3's training figures plus ``eval/*``);
+- ``model/``: the final policy as a model folder, playable as ``model:<run>/model``.
+
+Opponents are drawn per hand and seat from the pool (:class:`gostop_env.vec_env.OpponentPool`);
+snapshots of the learner join it every ``opponents.snapshot_every`` timesteps (sampling
+their moves, seeded by the env). A resumed run continues from its latest checkpoint with
+the env reseeded by the timesteps done: it is reproducible, but not bit-identical to an
+uninterrupted run.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.learned import NetworkPolicy, save_model
+from agents.registry import make_agent
+from gostop_env.vec_env import GoStopVecEnv, OpponentPool
+
+from .config import TrainConfig
+
+Log = Callable[[str], None]
+
+
+def train(config: TrainConfig, resume: bool = False, progress: bool = True, log: Log = print) -> Path:
+    """Run (or resume) the training ``config`` describes; return the run folder."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(int(os.environ.get("GOSTOP_TORCH_THREADS", "1")))
+    out = Path(config.out)
+    state = _start_run(config, out, resume)
+    remaining = config.ppo.timesteps - state["timesteps"]
+    if remaining <= 0:
+        raise ValueError(f"{out} already has {state['timesteps']} timesteps; raise ppo.timesteps to train on")
+    pool = _make_pool(config, state)
+    env = _make_env(config, pool, seed=config.seed + state["timesteps"])
+    if state["checkpoint"]:
+        model = MaskablePPO.load(state["checkpoint"], env=env, device="cpu", tensorboard_log=str(out / "tb"))
+        log(f"resumed {out} at {state['timesteps']} timesteps")
+    else:
+        model = _new_model(config, env, out)
+        if config.bc is not None:
+            _behaviour_cloning(config, model, out, progress, log)
+    callback = RunCallback(config, out, pool, state, progress, log)
+    model.learn(remaining, callback=callback, reset_num_timesteps=not state["checkpoint"], tb_log_name="ppo")
+    callback.finish(model)
+    return out
+
+
+def _start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
+    saved = out / "state.json"
+    if not resume:
+        if saved.exists():
+            raise ValueError(f"{out} already holds a run: resume it (--resume) or choose another out folder")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        return {"timesteps": 0, "checkpoint": None, "snapshots": []}
+    if not saved.exists():
+        raise ValueError(f"nothing to resume in {out} (no state.json)")
+    before = json.loads((out / "config.json").read_text())
+    now = json.loads(json.dumps(config.to_dict()))
+    before["ppo"].pop("timesteps"), now["ppo"].pop("timesteps")
+    if before != now:
+        raise ValueError(f"{out} was started with another configuration (only ppo.timesteps may change on resume)")
+    return json.loads(saved.read_text())
+
+
+def _make_pool(config: TrainConfig, state: dict[str, Any]) -> OpponentPool:
+    rules = config.rules
+    pool = OpponentPool([make_agent(name, rules) for name in config.opponents.pool],
+                        list(config.opponents.pool.values()))
+    for folder in state["snapshots"]:
+        pool.add(_snapshot_policy(make_agent(f"model:{folder}", rules)), config.opponents.snapshot_weight)
+    return pool
+
+
+def _snapshot_policy(policy: Any) -> NetworkPolicy:
+    """A frozen learner as an opponent: it samples its moves (a more varied league)."""
+    network = policy.go_stop if hasattr(policy, "go_stop") else policy
+    sampled = NetworkPolicy(network.network, network.encoding, deterministic=False, name=network.name)
+    if hasattr(policy, "go_stop"):
+        return type(policy)(policy.card_player, sampled, name=policy.name)
+    return sampled
+
+
+def _make_env(config: TrainConfig, pool: OpponentPool, seed: int) -> GoStopVecEnv:
+    go_stop = config.kind == "go_stop"
+    return GoStopVecEnv(config.ppo.envs, config.players, config.preset, encoding=config.encoding, opponents=pool,
+                        reward_scale=config.ppo.reward_scale, seed=seed, reward=config.ppo.reward,
+                        learner_decides="go_stop" if go_stop else "all",
+                        learner_autoplay=make_agent(config.ppo.card_player, config.rules) if go_stop else None)
+
+
+def _new_model(config: TrainConfig, env: GoStopVecEnv, out: Path) -> Any:
+    from sb3_contrib import MaskablePPO
+
+    p = config.ppo
+    return MaskablePPO("MlpPolicy", env, learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size,
+                       n_epochs=p.epochs, gamma=p.gamma, gae_lambda=p.gae_lambda, ent_coef=p.ent_coef,
+                       clip_range=p.clip_range, policy_kwargs={"net_arch": list(p.net_arch)},
+                       tensorboard_log=str(out / "tb"), seed=config.seed, device="cpu", verbose=0)
+
+
+def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: bool, log: Log) -> None:
+    from tqdm import tqdm
+
+    from .bc import clone, collect
+
+    bc = config.bc
+    teacher = make_agent(bc.teacher, config.rules)
+    bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
+    demos = collect(teacher, config.rules, bc.hands, config.seed, config.encoding, progress=bar)
+    if config.kind == "go_stop":
+        demos = demos.only(np.flatnonzero(demos.go_stop))
+    log(f"behaviour cloning on {len(demos)} decisions of {bc.teacher} ({int(demos.go_stop.sum())} go/stop)")
+    history = clone(model.policy, demos, bc.epochs, bc.batch_size, bc.learning_rate, config.seed,
+                    bc.go_stop_weight, bc.value_weight, config.ppo.reward_scale)
+    for epoch in history:
+        log("  " + ", ".join(f"{k} {v:.4g}" for k, v in epoch.items()))
+    (out / "bc.json").write_text(json.dumps({"decisions": len(demos), "epochs": history}, indent=2) + "\n")
+
+
+def model_meta(config: TrainConfig, timesteps: int) -> dict[str, Any]:
+    """What a model folder of this run records about itself."""
+    meta = {"encoding": config.encoding, "players": config.players, "preset": config.preset,
+            "decides": "go_stop" if config.kind == "go_stop" else "all",
+            "trained": {"timesteps": timesteps, "config": config.to_dict()}}
+    if config.kind == "go_stop":
+        meta["card_player"] = config.ppo.card_player
+    return meta
+
+
+def evaluate(folder: str | Path, config: TrainConfig, deals: int | None = None) -> list[dict[str, Any]]:
+    """The model in ``folder`` over duplicate deals: in 2-player games against each of
+    ``config.eval.against`` in turn; in 3-player games against all of them together."""
+    from agents.metrics import agent_figures
+    from agents.tournament import TournamentConfig, run_tournament
+
+    fields = [(o,) for o in config.eval.against] if config.players == 2 else [tuple(config.eval.against)]
+    rows = []
+    for field in fields:
+        agents = (f"model:{folder}", *field)
+        tournament = TournamentConfig(agents, config.players, config.preset, deals or config.eval.deals,
+                                      seed=config.seed + 1_000_003)
+        figures = {f.agent: f for f in agent_figures(run_tournament(tournament))}[agents[0]]
+        rows.append({"against": " + ".join(field), "deals": tournament.deals, "chips": figures.chips,
+                     "chips_ci": list(figures.chips_ci), "win_rate": figures.win_rate, "go_rate": figures.go_rate,
+                     "go_success": figures.go_success})
+    return rows
+
+
+class RunCallback(BaseCallback):
+    """Snapshots into the league, evaluations, checkpoints and a progress bar, by timesteps."""
+
+    def __init__(self, config: TrainConfig, out: Path, pool: OpponentPool, state: dict[str, Any],
+                 progress: bool, log: Log):
+        super().__init__()
+        self.config, self.out, self.pool, self.state, self.log = config, out, pool, state, log
+        done = state["timesteps"]
+        self.due = {"snapshot": _next(done, config.opponents.snapshot_every),
+                    "eval": _next(done, config.eval.every), "checkpoint": _next(done, config.checkpoint_every)}
+        self.bar, self.last_eval = None, None
+        if progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=config.ppo.timesteps, initial=done, desc="ppo", unit="step")
+
+    def _on_step(self) -> bool:
+        now = self.num_timesteps
+        if self.bar is not None:
+            self.bar.update(now - self.bar.n)
+        for what, action in (("snapshot", self._snapshot), ("eval", self._evaluate), ("checkpoint", self._checkpoint)):
+            if self.due[what] is not None and now >= self.due[what]:
+                action(self.model, now)
+                self.due[what] = _next(now, self._every(what))
+        return True
+
+    def _every(self, what: str) -> int:
+        return {"snapshot": self.config.opponents.snapshot_every, "eval": self.config.eval.every,
+                "checkpoint": self.config.checkpoint_every}[what]
+
+    def _snapshot(self, model: Any, now: int) -> None:
+        folder = save_model(copy.deepcopy(model.policy), self.out / "snapshots" / f"{now:09d}",
+                            model_meta(self.config, now))
+        self.pool.add(_snapshot_policy(make_agent(f"model:{folder}", self.config.rules)),
+                      self.config.opponents.snapshot_weight)
+        self.state["snapshots"].append(str(folder))
+        retired = len(self.state["snapshots"]) - self.config.opponents.max_snapshots
+        if retired > 0:
+            weights = self.pool.weights.copy()
+            weights[len(self.config.opponents.pool):len(self.config.opponents.pool) + retired] = 0.0
+            self.pool.set_weights(weights)
+
+    def _evaluate(self, model: Any, now: int) -> list[dict[str, Any]]:
+        folder = save_model(model.policy, self.out / "latest", model_meta(self.config, now))
+        rows, self.last_eval = evaluate(folder, self.config), now
+        with (self.out / "eval.jsonl").open("a") as f:
+            for row in rows:
+                f.write(json.dumps({"timesteps": now, **row}) + "\n")
+                for key in ("chips", "win_rate", "go_rate", "go_success"):
+                    self.logger.record(f"eval/{row['against']}/{key}", row[key])
+                low, high = row["chips_ci"]
+                self.log(f"[{now} steps] against {row['against']}: {row['chips']:+.3f} chips/hand "
+                         f"(95% CI {low:+.3f} .. {high:+.3f}), win {row['win_rate']:.1%}, go {row['go_rate']:.1%}")
+        self.logger.dump(now)
+        return rows
+
+    def _checkpoint(self, model: Any, now: int) -> None:
+        path = self.out / "checkpoints" / f"ppo_{now:09d}.zip"
+        path.parent.mkdir(exist_ok=True)
+        model.save(str(path))
+        self.state.update(timesteps=now, checkpoint=str(path))
+        (self.out / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
+
+    def finish(self, model: Any) -> None:
+        """Checkpoint, export ``model/`` and evaluate it (unless the last evaluation was now)."""
+        now = max(self.num_timesteps, self.state["timesteps"])
+        if self.state["timesteps"] != now or self.state["checkpoint"] is None:
+            self._checkpoint(model, now)
+        save_model(model.policy, self.out / "model", model_meta(self.config, now))
+        if self.bar is not None:
+            self.bar.close()
+        if self.last_eval != now:
+            self._evaluate(model, now)
+
+
+def _next(done: int, every: int) -> int | None:
+    """The first multiple of ``every`` after ``done`` (None when ``every`` is 0)."""
+    return (done // every + 1) * every if every > 0 else None
