@@ -10,6 +10,7 @@
 - ``gostop replay FILE``: print a saved hand turn by turn.
 - ``gostop train CONFIG``: behaviour cloning and MaskablePPO league training from a TOML
   config (``train/configs/``; ``--set ppo.timesteps=100000`` overrides, ``--resume``).
+- ``gostop train-rllib``: masked PPO self-play on Ray RLlib (``pip install ".[rllib]"``).
 
 Torch runs on one thread unless ``OMP_NUM_THREADS`` says otherwise (small networks on few
 cores run fastest that way).
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -69,12 +72,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="override a config key, e.g. --set ppo.timesteps=100000 (repeatable)")
     train.add_argument("--out", default=None, help="run folder (overrides the config's out)")
     train.add_argument("--resume", action="store_true", help="continue the run in the out folder")
+    train.add_argument("--overwrite", action="store_true", help="delete the out folder's earlier run first")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
+    rllib = commands.add_parser("train-rllib", help="masked PPO self-play on Ray RLlib (pip install '.[rllib]')")
+    rllib.add_argument("--out", default="runs/rllib", help="output folder (default runs/rllib)")
+    rllib.add_argument("--iterations", type=int, default=20)
+    rllib.add_argument("--env-runners", type=int, default=0, help="rollout processes (0: in the driver)")
+    rllib.add_argument("--players", type=int, default=2)
+    rllib.add_argument("--preset", default="seed")
+    rllib.add_argument("--seed", type=int, default=0)
+    rllib.add_argument("--batch", type=int, default=4000, help="env steps per iteration (default 4000)")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         if args.command == "train":
             return _train(args)
+        if args.command == "train-rllib":
+            return _train_rllib(args)
         if args.command == "tournament":
             return _tournament(args)
         if args.command == "play":
@@ -209,11 +223,34 @@ def _train(args: argparse.Namespace) -> int:
 
     overrides = args.set + ([f"out={_toml_string(args.out)}"] if args.out else [])
     config = TrainConfig.load(args.config, overrides)
+    if args.overwrite and args.resume:
+        raise ValueError("--overwrite and --resume exclude each other")
+    if args.overwrite:
+        _remove_run(Path(config.out))
     start = time.perf_counter()
     out = train(config, resume=args.resume, progress=not args.quiet)
     print(f"\ntrained in {time.perf_counter() - start:.0f} s; the model: model:{out / 'model'} "
           f"(evaluations in {out / 'eval.jsonl'}, TensorBoard logs in {out / 'tb'})")
     return 0
+
+
+def _train_rllib(args: argparse.Namespace) -> int:
+    from train.rllib import train_rllib
+
+    Rules.preset(args.preset, players=args.players)  # a bad preset or player count fails here, not in Ray
+    out = train_rllib(args.out, args.iterations, env_runners=args.env_runners, players=args.players,
+                      preset=args.preset, seed=args.seed, train_batch_size=args.batch,
+                      minibatch_size=max(1, args.batch // 8))
+    print(f"saved the RLlib checkpoint in {out / 'checkpoint'} (figures per iteration: {out / 'progress.jsonl'})")
+    return 0
+
+
+def _remove_run(folder: Path) -> None:
+    """Delete an earlier training run (only a folder that looks like one)."""
+    if folder.exists():
+        if not (folder / "config.json").exists():
+            raise ValueError(f"{folder} is not a training run folder (no config.json); not deleting it")
+        shutil.rmtree(folder)
 
 
 def _toml_string(text: str) -> str:

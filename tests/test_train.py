@@ -182,3 +182,18 @@ def test_cli_train(tmp_path, capsys):
     assert main(["train", "smoke", "--quiet", "--out", str(tmp_path / "cli"), *(f"--set={s}" for s in SMOKE)]) == 0
     assert "model:" in capsys.readouterr().out
     assert (tmp_path / "cli" / "model" / "policy.pth").exists()
+
+
+def test_cli_train_overwrite_replaces_only_a_run_folder(tmp_path):
+    from gostop_env.cli import main
+
+    args = ["train", "smoke", "--quiet", "--out", str(tmp_path / "run"), *(f"--set={s}" for s in SMOKE),
+            "--set=ppo.timesteps=512"]
+    assert main(args) == 0
+    (tmp_path / "run" / "marker").write_text("old")
+    assert main([*args, "--overwrite"]) == 0
+    assert not (tmp_path / "run" / "marker").exists() and (tmp_path / "run" / "model").is_dir()
+    (tmp_path / "other").mkdir()
+    with pytest.raises(SystemExit):
+        main(["train", "smoke", "--quiet", "--out", str(tmp_path / "other"), "--overwrite"])
+    assert (tmp_path / "other").is_dir()

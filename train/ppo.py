@@ -181,7 +181,7 @@ class RunCallback(BaseCallback):
         if progress:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=config.ppo.timesteps, initial=done, desc="ppo", unit="step")
+            self.bar = tqdm(total=config.ppo.timesteps, initial=done, desc="ppo", unit="step", mininterval=1.0)
 
     def _on_step(self) -> bool:
         now = self.num_timesteps

@@ -1,0 +1,77 @@
+"""Training throughput: env steps per second of the MaskablePPO loop, as a markdown table.
+
+Each row runs :func:`train.ppo.train` (the loop ``gostop train`` runs: league vector env,
+MaskablePPO, no evaluations or snapshots) for a fixed number of timesteps on one torch
+thread, and reports env steps/s of the whole loop. It also times behaviour cloning
+(demonstrations recorded per second, and decisions fitted per second per epoch).
+
+Usage: ``python benchmarks/train_throughput.py [--timesteps 65536]``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from agents.registry import make_agent  # noqa: E402
+from train.bc import clone, collect  # noqa: E402
+from train.config import TrainConfig  # noqa: E402
+from train.ppo import _make_env, _make_pool, _new_model, train  # noqa: E402
+
+CASES = [  # (label, net_arch, envs, opponent)
+    ("random opponent", "[64, 64]", 256, "random"),
+    ("greedy opponent", "[64, 64]", 256, "greedy"),
+    ("greedy opponent", "[256, 256]", 256, "greedy"),
+    ("greedy opponent", "[256, 256]", 64, "greedy"),
+]
+
+
+def ppo_steps_per_second(net_arch: str, envs: int, opponent: str, timesteps: int) -> float:
+    with tempfile.TemporaryDirectory() as folder:
+        config = TrainConfig.load("smoke", [f'out="{folder}/run"', f"ppo.net_arch={net_arch}", f"ppo.envs={envs}",
+                                            "ppo.n_steps=64", "ppo.batch_size=2048", "ppo.epochs=4",
+                                            f"ppo.timesteps={timesteps}", f"opponents.pool={{{opponent}=1.0}}",
+                                            "opponents.snapshot_every=0", "eval.every=0", "eval.deals=2",
+                                            f"checkpoint_every={10 * timesteps}"])
+        config = TrainConfig.from_dict({**config.to_dict(), "bc": None})
+        start = time.perf_counter()
+        train(config, progress=False, log=lambda _: None)
+        return timesteps / (time.perf_counter() - start)
+
+
+def cloning_rates(hands: int) -> tuple[float, float]:
+    config = TrainConfig.load("smoke", ["ppo.net_arch=[256, 256]"])
+    start = time.perf_counter()
+    demos = collect(make_agent("greedy", config.rules), config.rules, hands, seed=0)
+    recorded = len(demos) / (time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as folder:
+        model = _new_model(config, _make_env(config, _make_pool(config, {"snapshots": []}), 0), Path(folder))
+        start = time.perf_counter()
+        clone(model.policy, demos, epochs=1, batch_size=512, learning_rate=1e-3, seed=0)
+        fitted = len(demos) / (time.perf_counter() - start)
+    return recorded, fitted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timesteps", type=int, default=65_536)
+    parser.add_argument("--hands", type=int, default=2000)
+    args = parser.parse_args()
+    print("| loop | opponent | net | envs | env steps/s |\n|---|---|---|---|---|")
+    for label, net_arch, envs, opponent in CASES:
+        rate = ppo_steps_per_second(net_arch, envs, opponent, args.timesteps)
+        print(f"| MaskablePPO (n_steps 64, 4 epochs) | {label} | {net_arch} | {envs} | {rate:,.0f} |", flush=True)
+    recorded, fitted = cloning_rates(args.hands)
+    print(f"\n| behaviour cloning | rate |\n|---|---|\n| greedy demonstrations recorded | {recorded:,.0f} decisions/s |"
+          f"\n| fitting [256, 256], batch 512 | {fitted:,.0f} decisions/s per epoch |")
+    print(f"\n(numpy {np.__version__}, one torch thread)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""The shipped model ``model:ppo``: loadable by name, plays legal moves, beats greedy, playable."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents.learned import SHIPPED_MODELS, read_meta  # noqa: E402
+from agents.metrics import agent_figures  # noqa: E402
+from agents.tournament import TournamentConfig, run_tournament  # noqa: E402
+from gostop_env.cli import main  # noqa: E402
+
+
+def test_shipped_model_records_how_it_was_made():
+    meta = read_meta(SHIPPED_MODELS / "ppo")
+    assert meta["players"] == 2 and meta["decides"] == "all" and meta["encoding"] == "vector"
+    assert meta["trained"]["command"] == "gostop train ship" and meta["trained"]["timesteps"] >= 1_000_000
+    card = (SHIPPED_MODELS / "ppo" / "README.md").read_text()
+    assert "gostop tournament model:ppo greedy --deals 20000" in card
+
+
+def test_shipped_model_beats_greedy_on_a_few_hundred_deals():
+    """The full check is 20,000 deals (README); 400 already put it clear of zero."""
+    config = TournamentConfig(("model:ppo", "greedy"), deals=400, seed=11)
+    figures = {f.agent: f for f in agent_figures(run_tournament(config))}
+    assert figures["model:ppo"].chips_ci[0] > 0
+    assert figures["model:ppo"].go_rate > 0.2  # it goes; greedy always stops
+
+
+def test_play_against_the_shipped_model(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("go\n" + "1\n" * 300))
+    assert main(["play", "--opponent", "model:ppo", "--seed", "3"]) == 0
+    assert "Hand over" in capsys.readouterr().out
+
+
+def test_unknown_shipped_model_lists_what_exists():
+    from agents.registry import make_agent
+
+    with pytest.raises(ValueError, match=r"shipped model: \['ppo'\]"):
+        make_agent("model:nope")
+    assert json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())["format"] == "gostop-model/1"
