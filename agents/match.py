@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -12,12 +12,20 @@ from gostop_env.policy import Policy, check_actions, observe
 
 
 def play_hands(rules: Rules, seat_policies: Sequence[Policy], decks: np.ndarray,
-               rng: np.random.Generator, history: list[np.ndarray] | None = None) -> GameBatch:
+               rng: np.random.Generator, history: list[np.ndarray] | None = None,
+               before_step: Callable[[GameBatch, np.ndarray], None] | None = None) -> GameBatch:
     """Play one hand per deck with ``seat_policies[s]`` at seat s; return the finished batch.
     With a ``history`` list, each step's actions (-1: no move) are appended to it."""
-    if len(seat_policies) != rules.players:
-        raise ValueError(f"need one policy per seat ({rules.players}), got {len(seat_policies)}")
-    batch = GameBatch(rules, decks)
+    return play_out(GameBatch(rules, decks), seat_policies, rng, history, before_step)
+
+
+def play_out(batch: GameBatch, seat_policies: Sequence[Policy], rng: np.random.Generator,
+             history: list[np.ndarray] | None = None,
+             before_step: Callable[[GameBatch, np.ndarray], None] | None = None) -> GameBatch:
+    """Play every game of ``batch`` to its end in place, ``seat_policies[s]`` at seat s.
+    ``before_step(batch, actions)`` sees each step's state and actions before they are played."""
+    if len(seat_policies) != batch.rules.players:
+        raise ValueError(f"need one policy per seat ({batch.rules.players}), got {len(seat_policies)}")
     while not batch.done.all():
         actions = np.full(len(batch), -1, np.int64)
         masks = batch.legal_action_mask()
@@ -26,6 +34,8 @@ def play_hands(rules: Rules, seat_policies: Sequence[Policy], decks: np.ndarray,
             if games.size:
                 seen = observe(policy, batch, games, np.full(games.size, seat))
                 actions[games] = check_actions(policy(seen, masks[games], rng), masks[games], f"seat {seat}")
+        if before_step is not None:
+            before_step(batch, actions)
         batch.step(actions)
         if history is not None:
             history.append(actions)

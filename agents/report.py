@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .decisions import save_table
 from .metrics import AgentFigures, agent_figures, head_to_head
 from .tournament import TournamentResults
 
@@ -55,6 +56,9 @@ def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
         "head_to_head": {a: {b: (None if np.isnan(v) else float(v)) for b, v in zip(agents, row)}
                          for a, row in zip(agents, table)},
     }, indent=1))
+    decisions = results.decisions()
+    if decisions:
+        written.append(save_table(decisions, folder / "decisions.csv"))
     written += _plots(figures, table, agents, folder)
     written += _replays(results, folder)
     return written

@@ -23,6 +23,7 @@ import numpy as np
 from gostop_env.core import Rules
 from gostop_env.core.deck import shuffled_decks
 
+from .decisions import DecisionRecorder
 from .match import play_hands
 from .registry import make_agent
 
@@ -41,6 +42,7 @@ class TournamentConfig:
     chunk: int = 500
     workers: int = 1
     keep_replays: int = 0  # the hands with the largest payments to keep, per unit
+    decisions: bool = False  # record every go/stop decision (agents.decisions)
 
     def __post_init__(self) -> None:
         if len(self.agents) < 2:
@@ -70,7 +72,7 @@ class TournamentConfig:
 
     def key(self) -> str:
         """Identifies the tournament's results (for resuming)."""
-        fields = {k: v for k, v in asdict(self).items() if k != "workers"}
+        fields = {k: v for k, v in asdict(self).items() if k != "workers" and not (k == "decisions" and not v)}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -83,16 +85,28 @@ def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, An
     seats = config.lineups()[lineup]
     policies = [make_agent(config.agents[a], rules) for a in seats]
     history: list[np.ndarray] = []
-    batch = play_hands(rules, policies, decks, np.random.default_rng([config.seed, chunk, lineup, 1]), history)
+    recorder = DecisionRecorder() if config.decisions else None
+    batch = play_hands(rules, policies, decks, np.random.default_rng([config.seed, chunk, lineup, 1]), history,
+                       before_step=recorder)
     records = {
         "deal": list(range(first, first + count)), "lineup": [lineup] * count,
         "payments": batch.payments.tolist(), "result": batch.result.tolist(), "winner": batch.winner.tolist(),
         "gos": batch.gos.tolist(), "scores": batch.scores.tolist(),
     }
     unit = {"chunk": chunk, "lineup": lineup, "records": records}
+    if recorder is not None:
+        unit["decisions"] = _decision_rows(recorder.table(batch), config, first, seats)
     if config.keep_replays:
         unit["replays"] = _largest_hands(config, decks, batch.payments, np.array(history), first)
     return unit
+
+
+def _decision_rows(table: dict[str, np.ndarray], config: TournamentConfig, first: int,
+                   seats: tuple[int, ...]) -> dict[str, list]:
+    """Decision columns with the deal number and the deciding agent's name in place of the game index."""
+    rows = {"deal": (table.pop("game") + first).tolist(),
+            "agent": [config.agents[seats[s]] for s in table["seat"]]}
+    return rows | {name: column.tolist() for name, column in table.items()}
 
 
 def _largest_hands(config: TournamentConfig, decks: np.ndarray, payments: np.ndarray,
@@ -115,6 +129,12 @@ class TournamentResults:
         """Every game, ordered by (chunk, lineup): deal, lineup, payments (n, P), ..."""
         ordered = sorted(self.units, key=lambda u: (u["chunk"], u["lineup"]))
         return {name: np.concatenate([np.asarray(u["records"][name]) for u in ordered]) for name in RECORD_FIELDS}
+
+    def decisions(self) -> dict[str, list]:
+        """Every recorded go/stop decision (tournaments with ``decisions=True``), by unit order."""
+        ordered = [u["decisions"] for u in sorted(self.units, key=lambda u: (u["chunk"], u["lineup"]))
+                   if "decisions" in u]
+        return {name: [v for part in ordered for v in part[name]] for name in (ordered[0] if ordered else {})}
 
     def replays(self) -> list[dict[str, Any]]:
         hands = [r for u in self.units for r in u.get("replays", [])]

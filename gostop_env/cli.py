@@ -10,6 +10,8 @@
 - ``gostop replay FILE``: print a saved hand turn by turn.
 - ``gostop train CONFIG``: behaviour cloning and MaskablePPO league training from a TOML
   config (``train/configs/``; ``--set ppo.timesteps=100000`` overrides, ``--resume``).
+- ``gostop go-stop sweep|values``: go/stop studies (threshold sweeps against a reference
+  agent; go and stop values with intervals at every decision of many hands, saved as CSV).
 - ``gostop train-rllib``: masked PPO self-play on Ray RLlib (``pip install ".[rllib]"``).
 
 Torch runs on one thread unless ``OMP_NUM_THREADS`` says otherwise (small networks on few
@@ -56,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tournament.add_argument("--workers", type=int, default=1, help="parallel worker processes")
     tournament.add_argument("--out", default="tournament", help="output folder (resumes from it; default ./tournament)")
     tournament.add_argument("--replays", type=int, default=0, help="save the hands with the largest payments")
+    tournament.add_argument("--decisions", action="store_true",
+                            help="record every go/stop decision with its features and outcome (decisions.csv)")
     tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
     play.add_argument("--opponent", default="greedy", help="agent name for every other seat (default greedy)")
@@ -82,6 +86,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     rllib.add_argument("--preset", default="seed")
     rllib.add_argument("--seed", type=int, default=0)
     rllib.add_argument("--batch", type=int, default=4000, help="env steps per iteration (default 4000)")
+    study = commands.add_parser("go-stop", help="go/stop studies: threshold sweeps, go and stop values")
+    kinds = study.add_subparsers(dest="study", required=True)
+    sweep = kinds.add_parser("sweep", help="threshold rules (and other agents) against a reference agent")
+    sweep.add_argument("--card-player", default="greedy", help="card play of the threshold rules (default greedy)")
+    sweep.add_argument("--against", default="greedy", help="the reference agent (default greedy)")
+    sweep.add_argument("--also", nargs="*", default=[], help="more agents to compare, e.g. greedy:stop=ev:n=8")
+    for key, default in (("k", "none"), ("gos", "1 2 3"), ("stock", "none 4 8"), ("margin", "none 1 3 5")):
+        sweep.add_argument(f"--{key}", nargs="+", default=default.split(), metavar="N",
+                           help=f"grid values of the threshold rule's {key} ('none' leaves it out; default {default})")
+    sweep.add_argument("--deals", type=int, default=2000)
+    sweep.add_argument("--seed", type=int, default=0)
+    sweep.add_argument("--workers", type=int, default=1)
+    sweep.add_argument("--out", default=None, help="also write the table as CSV here")
+    values = kinds.add_parser("values", help="go and stop values at every go/stop decision of many hands")
+    values.add_argument("agents", nargs="+", help="one agent per seat (or one for every seat)")
+    values.add_argument("--players", type=int, default=2)
+    values.add_argument("--preset", default="seed")
+    values.add_argument("--hands", type=int, default=1000)
+    values.add_argument("--samples", type=int, default=32, help="determinized rollouts per decision (default 32)")
+    values.add_argument("--perfect", action="store_true", help="also the perfect-information values")
+    values.add_argument("--seed", type=int, default=0)
+    values.add_argument("--out", default="go_stop_values.csv", help="CSV or .parquet file (default go_stop_values.csv)")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
@@ -89,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _train(args)
         if args.command == "train-rllib":
             return _train_rllib(args)
+        if args.command == "go-stop":
+            return _sweep(args) if args.study == "sweep" else _values(args)
         if args.command == "tournament":
             return _tournament(args)
         if args.command == "play":
@@ -188,14 +216,16 @@ def _tournament(args: argparse.Namespace) -> int:
     from agents.tournament import TournamentConfig, run_tournament
 
     config = TournamentConfig(tuple(args.agents), args.players, args.preset, args.deals, args.seed,
-                              args.chunk, args.workers, args.replays)
+                              args.chunk, args.workers, args.replays, args.decisions)
     start = time.perf_counter()
     results = run_tournament(config, args.out, progress=lambda units, total: tqdm(
         units, total=total, desc="units", unit="unit", file=sys.stderr), backend="ray" if args.ray else "local")
     print(leaderboard_markdown(results))
     written = write_outputs(results, args.out)
-    print(f"\n{time.perf_counter() - start:.1f} s; wrote {', '.join(str(p) for p in written[:6])}"
-          + (f" and {len(written) - 6} replays" if len(written) > 6 else ""))
+    replays = [p for p in written if p.parent.name == "replays"]
+    files = [str(p) for p in written if p not in replays]
+    print(f"\n{time.perf_counter() - start:.1f} s; wrote {', '.join(files)}"
+          + (f" and {len(replays)} replays" if replays else ""))
     return 0
 
 
@@ -231,6 +261,48 @@ def _train(args: argparse.Namespace) -> int:
     out = train(config, resume=args.resume, progress=not args.quiet)
     print(f"\ntrained in {time.perf_counter() - start:.0f} s; the model: model:{out / 'model'} "
           f"(evaluations in {out / 'eval.jsonl'}, TensorBoard logs in {out / 'tb'})")
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from agents.decisions import save_table
+    from agents.studies import threshold_rules, versus
+
+    grid = {key: [None if v == "none" else int(v) for v in getattr(args, key)] for key in ("k", "gos", "stock", "margin")}
+    names = [*threshold_rules(args.card_player, **grid), *args.also]
+    rows = versus(names, args.against, args.deals, args.seed, workers=args.workers,
+                  progress=lambda agents: tqdm(agents, desc="rules", unit="rule", file=sys.stderr))
+    print(f"against {args.against}, {args.deals} duplicate deals each (seed rules, 2 players)\n")
+    print("| agent | chips/hand | 95% CI | win rate | go rate | go success |\n|---|---|---|---|---|---|")
+    for r in rows:
+        low, high = r["chips_ci"]
+        print(f"| {r['agent']} | {r['chips']:+.3f} | {low:+.3f} .. {high:+.3f} | {r['win_rate']:.1%} "
+              f"| {r['go_rate']:.1%} | {r['go_success']:.1%} |")
+    if args.out:
+        save_table({k: [r[k] if k != "chips_ci" else f"{r[k][0]:.4f}..{r[k][1]:.4f}" for r in rows] for k in rows[0]},
+                   args.out)
+    return 0
+
+
+def _values(args: argparse.Namespace) -> int:
+    from agents import make_agent
+    from agents.decisions import save_table
+    from agents.studies import advantage_by, value_dataset
+
+    rules = Rules.preset(args.preset, players=args.players)
+    if len(args.agents) not in (1, rules.players):
+        raise ValueError(f"give one agent, or one per seat ({rules.players})")
+    policies = [make_agent(name, rules) for name in args.agents * (rules.players if len(args.agents) == 1 else 1)]
+    table = value_dataset(rules, policies, args.hands, args.samples, args.seed, args.perfect)
+    path = save_table(table, args.out)
+    print(f"{len(table['go'])} go/stop decisions in {args.hands} hands, {args.samples} samples each; wrote {path}\n")
+    print("| cards left in the stock | decisions | advantage of going | 95% CI | going pays |\n|---|---|---|---|---|")
+    for r in advantage_by(table, "stock_left", [0, 4, 8, 12, 16]):
+        low, high = r["advantage_ci"]
+        print(f"| {r['stock_left']} | {r['decisions']} | {r['advantage']:+.2f} | {low:+.2f} .. {high:+.2f} "
+              f"| {r['going_pays']:.0%} |")
     return 0
 
 

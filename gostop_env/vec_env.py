@@ -114,7 +114,10 @@ class GoStopVecEnv(VecEnv):
         self._carry = np.zeros(self.num_envs, np.int64)
         self.batch = GameBatch.from_seed(self.rules, 0, self.num_envs)  # placeholders, dealt anew below
         self._skipped: list[list[float]] = [[] for _ in range(self.num_envs)]
-        self._start_hands(everything)
+        self._decided = np.zeros(self.num_envs, bool)  # has the learner moved in this hand yet?
+        self._deal(everything)
+        self._advance(np.zeros(self.num_envs, bool), np.zeros(self.num_envs, np.float32),
+                      [{} for _ in range(self.num_envs)])
         return self._observations()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -124,22 +127,11 @@ class GoStopVecEnv(VecEnv):
         masks = self.batch.legal_action_mask()
         actions = check_actions(self._actions, masks, "the learner")
         self.batch.step(actions)
-        self._play_opponents()
-        done = self.batch.done.copy()
-        rows = np.arange(self.num_envs)
-        rewards = np.where(done, self._outcome(rows), 0).astype(np.float32) * self.reward_scale
+        self._decided[:] = True
+        done = np.zeros(self.num_envs, bool)
+        rewards = np.zeros(self.num_envs, np.float32)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        finished = np.flatnonzero(done)
-        if finished.size:
-            terminal = encode(self.batch, self.learner, self.encoding)
-            for i in finished:
-                infos[i] = {"terminal_observation": terminal[i], "payments": self.batch.payments[i].tolist(),
-                            "seat": int(self.learner[i])}
-            self._carry[finished] = self.batch.next_carry[finished] if self.nagari_carry else 0
-            self._start_hands(finished)
-            for i in finished:
-                if self._skipped[i]:
-                    infos[i]["skipped_hands"], self._skipped[i] = self._skipped[i], []
+        self._advance(done, rewards, infos)
         return self._observations(), rewards, done, infos
 
     def action_masks(self) -> np.ndarray:
@@ -170,52 +162,68 @@ class GoStopVecEnv(VecEnv):
     def _decks(self, games: np.ndarray) -> np.ndarray:
         return np.stack([shuffled_decks(self.rules, self._game_rngs[i], 1)[0] for i in games])
 
-    def _start_hands(self, games: np.ndarray) -> None:
-        """Deal hands into ``games`` and play opponents up to the learner's first decision;
-        hands that end before it are recorded as skipped and dealt again."""
-        while games.size:
-            if self.learner_seat == "random":
-                self.learner[games] = [self._game_rngs[i].integers(self.rules.players) for i in games]
-            else:
-                self.learner[games] = self.learner_seat
-            if self.pool is not None:
-                self._opponent_of[games] = self.pool.draw(self._pool_rng, games.size * (self.rules.players - 1)
-                                                          ).reshape(games.size, -1)
-            carry = self._carry[games] if self.nagari_carry else 0
-            self.batch.reset_games(games, self._decks(games), carry)
-            self._play_opponents()
-            over = games[self.batch.done[games]]
-            for i in over:
-                self._skipped[i].append(float(self._outcome(i)) * self.reward_scale)
-            self._carry[over] = self.batch.next_carry[over] if self.nagari_carry else 0
-            games = over
+    def _deal(self, games: np.ndarray) -> None:
+        """New hands in ``games``: learner seat, opponents from the pool, decks from each game's generator."""
+        if self.learner_seat == "random":
+            self.learner[games] = [self._game_rngs[i].integers(self.rules.players) for i in games]
+        else:
+            self.learner[games] = self.learner_seat
+        if self.pool is not None:
+            self._opponent_of[games] = self.pool.draw(self._pool_rng, games.size * (self.rules.players - 1)
+                                                      ).reshape(games.size, -1)
+        self.batch.reset_games(games, self._decks(games), self._carry[games] if self.nagari_carry else 0)
+        self._decided[games] = False
+
+    def _advance(self, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
+        """Play every other decision, all games in one batch, until each game awaits its learner.
+        A hand that ends is reported (``done``, reward, info) when the learner moved in it, else
+        kept as a skipped hand for the next report; either way a new hand is dealt at once."""
+        while True:
+            finished = np.flatnonzero(self.batch.done)
+            if finished.size:
+                self._report(finished, done, rewards, infos)
+                self._deal(finished)  # a deal can end at once (chongtong): look again
+            elif not self._play_others():
+                return
+
+    def _report(self, finished: np.ndarray, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
+        outcome = self._outcome(finished).astype(np.float32) * self.reward_scale
+        terminal = encode(self.batch.select(finished), self.learner[finished], self.encoding)
+        for k, i in enumerate(finished):
+            if not self._decided[i]:
+                self._skipped[i].append(float(outcome[k]))
+                continue
+            done[i], rewards[i] = True, outcome[k]
+            infos[i] = {"terminal_observation": terminal[k], "payments": self.batch.payments[i].tolist(),
+                        "seat": int(self.learner[i])}
+            if self._skipped[i]:
+                infos[i]["skipped_hands"], self._skipped[i] = self._skipped[i], []
+        self._carry[finished] = self.batch.next_carry[finished] if self.nagari_carry else 0
 
     def _outcome(self, games: np.ndarray | int) -> np.ndarray:
         """The learner's reward for finished ``games``: chips won, or +1/-1/0 for win/loss/draw."""
         chips = self.batch.payments[games, self.learner[games]]
         return chips if self.reward == "chips" else np.sign(chips)
 
-    def _play_opponents(self) -> None:
-        """Step the other decisions (opponents', and the learner's autoplayed ones), in batch,
-        until every game awaits its learner or is over."""
-        relative_seats = np.arange(1, self.rules.players)
-        while True:
-            learner_to_move = self.batch.seat == self.learner
-            autoplay = learner_to_move & (self.batch.phase != Phase.GO_STOP) if self.learner_autoplay else None
-            waiting = ~self.batch.done & (~learner_to_move | (autoplay if autoplay is not None else False))
-            if not waiting.any():
-                return
-            actions = np.full(self.num_envs, -1, np.int64)
-            relative = (self.batch.seat.astype(np.int64) - self.learner) % self.rules.players
-            opponent = self._opponent_of[np.arange(self.num_envs), np.maximum(relative - 1, 0)]
-            masks = self.batch.legal_action_mask()
-            for k in relative_seats:
-                for j in np.unique(opponent[waiting & (relative == k)]):
-                    self._decide(actions, masks, waiting & (relative == k) & (opponent == j),
-                                 self.opponents[j], f"opponent {k}")
-            if autoplay is not None:
-                self._decide(actions, masks, ~self.batch.done & autoplay, self.learner_autoplay, "learner_autoplay")
-            self.batch.step(actions)
+    def _play_others(self) -> bool:
+        """One batched step of every decision not the learner's (opponents', and the learner's
+        autoplayed ones); False when there was none."""
+        learner_to_move = self.batch.seat == self.learner
+        autoplay = learner_to_move & (self.batch.phase != Phase.GO_STOP) if self.learner_autoplay else None
+        waiting = ~self.batch.done & (~learner_to_move | (autoplay if autoplay is not None else False))
+        if not waiting.any():
+            return False
+        actions = np.full(self.num_envs, -1, np.int64)
+        relative = (self.batch.seat.astype(np.int64) - self.learner) % self.rules.players
+        opponent = self._opponent_of[np.arange(self.num_envs), np.maximum(relative - 1, 0)]
+        masks = self.batch.legal_action_mask()
+        for k in range(1, self.rules.players):
+            for j in np.unique(opponent[waiting & (relative == k)]):
+                self._decide(actions, masks, waiting & (relative == k) & (opponent == j), self.opponents[j], f"opponent {k}")
+        if autoplay is not None:
+            self._decide(actions, masks, waiting & autoplay, self.learner_autoplay, "learner_autoplay")
+        self.batch.step(actions)
+        return True
 
     def _decide(self, actions: np.ndarray, masks: np.ndarray, rows: np.ndarray, policy: Policy, who: str) -> None:
         """Fill ``actions`` of the games flagged in ``rows`` with ``policy``'s choices."""

@@ -1,0 +1,105 @@
+"""Go/stop studies: threshold-rule sweeps, rules compared head to head, and where going pays.
+
+- :func:`threshold_rules` names a grid of threshold rules on a card player;
+  :func:`versus` plays each of a list of agents against one reference agent over the same
+  duplicate deals and returns chips per hand (95% interval), win rate, go rate and go
+  success per agent: a threshold sweep is ``versus(threshold_rules(...), "greedy")``.
+- :func:`value_dataset` plays hands, stops at every go/stop decision and estimates the
+  value of going and of stopping there (:func:`agents.go_stop_value.go_stop_values`), next
+  to the decision's features (:data:`agents.decisions.FEATURES`): the data for "where does
+  going pay". :func:`advantage_by` averages the advantage of going over groups of a feature.
+"""
+from __future__ import annotations
+
+from itertools import product
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from gostop_env.core import GameBatch, Phase, Rules
+from gostop_env.core import actions as A
+from gostop_env.core.deck import shuffled_decks
+
+from .decisions import decision_features
+from .go_stop_value import Z95, go_stop_values
+from .match import play_hands
+
+
+def threshold_rules(card_player: str = "greedy", k: Iterable[int | None] = (None,),
+                    gos: Iterable[int | None] = (1, 2, 3), stock: Iterable[int | None] = (None, 4, 8),
+                    margin: Iterable[int | None] = (None, 1, 3, 5)) -> list[str]:
+    """Agent names of every threshold rule in the grid (None leaves a condition out)."""
+    names = []
+    for values in product(k, gos, stock, margin):
+        options = "".join(f":{key}={v}" for key, v in zip(("k", "gos", "stock", "margin"), values) if v is not None)
+        names.append(f"{card_player}:stop=threshold{options}")
+    return names
+
+
+def versus(agents: Sequence[str], reference: str, deals: int, seed: int = 0, preset: str = "seed",
+           workers: int = 1, progress: Callable[[Iterable], Iterable] | None = None) -> list[dict[str, Any]]:
+    """Each agent against ``reference`` in 2-player duplicate deals (the same deals for all),
+    best chips per hand first."""
+    from .metrics import agent_figures
+    from .tournament import TournamentConfig, run_tournament
+
+    rows = []
+    for name in (progress(agents) if progress else agents):
+        config = TournamentConfig((name, reference), 2, preset, deals, seed, workers=workers)
+        figures = {f.agent: f for f in agent_figures(run_tournament(config))}[name]
+        rows.append({"agent": name, "deals": deals, "chips": figures.chips, "chips_ci": figures.chips_ci,
+                     "win_rate": figures.win_rate, "go_rate": figures.go_rate, "go_success": figures.go_success})
+    return sorted(rows, key=lambda row: -row["chips"])
+
+
+def value_dataset(rules: Rules, seat_policies: Sequence[Any], hands: int, samples: int, seed: int,
+                  perfect_information: bool = False) -> dict[str, np.ndarray]:
+    """Features and estimated go/stop values of every go/stop decision in ``hands`` hands played
+    by ``seat_policies`` (values under the same policies; perfect-information values too
+    when asked). Columns: :data:`FEATURES`, ``seat``, ``went`` (what the policy chose), ``go``,
+    ``stop``, ``advantage``, ``advantage_half`` (95%), and ``perfect_go``/``perfect_stop``."""
+    rng = np.random.default_rng([seed, 3])
+    states: list[GameBatch] = []
+    chosen: list[np.ndarray] = []
+
+    def keep(batch: GameBatch, actions: np.ndarray) -> None:
+        games = np.flatnonzero((batch.phase == Phase.GO_STOP) & (actions >= 0))
+        if games.size:
+            states.append(batch.select(games))
+            chosen.append(actions[games])
+
+    play_hands(rules, seat_policies, shuffled_decks(rules, np.random.default_rng([seed, 4]), hands), rng,
+               before_step=keep)
+    if not states:
+        raise ValueError(f"no go/stop decision in {hands} hands: play more hands")
+    decisions = GameBatch.concatenate(states)
+    table = decision_features(decisions, np.arange(len(decisions)))
+    values = go_stop_values(decisions, seat_policies, samples, rng)
+    table.update(seat=decisions.seat.astype(np.int64), went=(np.concatenate(chosen) == A.GO).astype(np.int64))
+    table.update(go=values.go, stop=values.stop, advantage=values.advantage, advantage_half=values.advantage_half)
+    if perfect_information:
+        perfect = go_stop_values(decisions, seat_policies, samples, rng, perfect_information=True)
+        table.update(perfect_go=perfect.go, perfect_stop=perfect.stop)
+    return table
+
+
+def advantage_by(table: dict[str, np.ndarray], feature: str, bins: Sequence[float] | None = None) -> list[dict[str, Any]]:
+    """Mean advantage of going (with a 95% interval over decisions) per value of ``feature``,
+    or per bin ``[bins[i], bins[i+1])``; also the share of decisions where going paid."""
+    values = np.asarray(table[feature], np.float64)
+    groups = np.digitize(values, bins) if bins is not None else values
+    rows = []
+    for group in np.unique(groups):
+        advantage = np.asarray(table["advantage"])[groups == group]
+        half = Z95 * advantage.std(ddof=1) / np.sqrt(len(advantage)) if len(advantage) > 1 else float("inf")
+        label = _bin_label(bins, int(group)) if bins is not None else group.item()
+        rows.append({feature: label, "decisions": len(advantage), "advantage": float(advantage.mean()),
+                     "advantage_ci": (float(advantage.mean() - half), float(advantage.mean() + half)),
+                     "going_pays": float((advantage > 0).mean())})
+    return rows
+
+
+def _bin_label(bins: Sequence[float], group: int) -> str:
+    low = bins[group - 1] if group > 0 else "-inf"
+    high = bins[group] if group < len(bins) else "inf"
+    return f"[{low}, {high})"
