@@ -92,11 +92,15 @@ def advantage_by(table: dict[str, np.ndarray], feature: str, bins: Sequence[floa
     for group in np.unique(groups):
         advantage = np.asarray(table["advantage"])[groups == group]
         half = Z95 * advantage.std(ddof=1) / np.sqrt(len(advantage)) if len(advantage) > 1 else float("inf")
-        label = _bin_label(bins, int(group)) if bins is not None else group.item()
+        label = _bin_label(bins, int(group)) if bins is not None else _plain(group)
         rows.append({feature: label, "decisions": len(advantage), "advantage": float(advantage.mean()),
                      "advantage_ci": (float(advantage.mean() - half), float(advantage.mean() + half)),
                      "going_pays": float((advantage > 0).mean())})
     return rows
+
+
+def _plain(value: np.floating) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _bin_label(bins: Sequence[float], group: int) -> str:
