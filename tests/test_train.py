@@ -40,6 +40,7 @@ def test_shipped_configs_load_and_overrides_apply():
     ("ppo.timestep=5", "unknown key"), ("colour=1", "unknown key"), ("kind='dqn'", "kind must be"),
     ("ppo.reward='points'", "ppo.reward"), ("ppo.envs=0", "ppo.envs"), ("players=4", "players"),
     ("opponents.pool={}", "opponents.pool"), ("noequals", "section.key=value"),
+    ("players=3", "eval.against"), ("opponents.max_snapshots=0", "max_snapshots"),
 ])
 def test_bad_config_values_are_named(override, message):
     with pytest.raises(ValueError, match=message):
@@ -197,3 +198,14 @@ def test_cli_train_overwrite_replaces_only_a_run_folder(tmp_path):
     with pytest.raises(SystemExit):
         main(["train", "smoke", "--quiet", "--out", str(tmp_path / "other"), "--overwrite"])
     assert (tmp_path / "other").is_dir()
+
+
+def test_retired_snapshots_stay_retired_on_resume(tmp_path):
+    from train.ppo import _make_pool
+
+    config = smoke(tmp_path, "opponents.max_snapshots=1")
+    out = train(config, progress=False, log=lambda _: None)
+    state = json.loads((out / "state.json").read_text())
+    assert len(state["snapshots"]) == 2
+    pool = _make_pool(config, state)  # greedy, random, then the two snapshots
+    assert len(pool.policies) == 4 and pool.weights[2] == 0 and pool.weights[3] > 0

@@ -111,6 +111,10 @@ class TrainConfig:
         for key, value in positive.items():
             if value < 1:
                 raise ValueError(f"{key} must be at least 1, got {value}")
+        if self.players == 3 and len(self.eval.against) < 2:
+            raise ValueError("3-player evaluations need at least two agents in eval.against")
+        if self.opponents.max_snapshots < 1:
+            raise ValueError(f"opponents.max_snapshots must be at least 1, got {self.opponents.max_snapshots}")
         if not self.opponents.pool or min(self.opponents.pool.values()) < 0:
             raise ValueError("opponents.pool needs at least one agent, with weights >= 0")
         self.rules  # raises on a bad preset or player count

@@ -87,8 +87,10 @@ def _make_pool(config: TrainConfig, state: dict[str, Any]) -> OpponentPool:
     rules = config.rules
     pool = OpponentPool([make_agent(name, rules) for name in config.opponents.pool],
                         list(config.opponents.pool.values()))
-    for folder in state["snapshots"]:
-        pool.add(_snapshot_policy(make_agent(f"model:{folder}", rules)), config.opponents.snapshot_weight)
+    live = state["snapshots"][len(state["snapshots"]) - config.opponents.max_snapshots:]
+    for folder in state["snapshots"]:  # retired snapshots keep their place in the pool, at weight 0
+        weight = config.opponents.snapshot_weight if folder in live else 0.0
+        pool.add(_snapshot_policy(make_agent(f"model:{folder}", rules)), weight)
     return pool
 
 
