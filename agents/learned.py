@@ -5,7 +5,9 @@ with its ``save`` method) and ``model.json`` (what it was trained for: format, e
 players, preset; ``decides``: ``"all"`` or ``"go_stop"``; for go/stop models the name of
 the card player it sits on; and free-form training metadata). :func:`load_model` turns a
 folder, or the name of a model shipped in ``agents/models/``, into a policy;
-``make_agent("model:NAME_OR_PATH")`` does the same from the command line.
+``make_agent("model:NAME_OR_PATH")`` does the same from the command line. A model plays
+only the player count it was trained for (an error otherwise); its preset is recorded but
+not enforced, so a model can be measured under other rules.
 
 Requires torch and sb3-contrib (``pip install "gostop[rl]"``).
 """

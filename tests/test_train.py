@@ -169,12 +169,14 @@ def test_go_stop_run_gives_a_go_stop_model_on_its_card_player(tmp_path):
     assert json.loads((out / "model" / "model.json").read_text())["decides"] == "go_stop"
 
 
-def test_three_player_run(tmp_path):
-    config = smoke(tmp_path, "players=3", "opponents.pool={greedy=1.0, random=1.0}", "eval.against=['greedy', 'random']",
-                   "opponents.snapshot_every=0")
+def test_three_player_korean_run(tmp_path):
+    config = smoke(tmp_path, "players=3", "preset='korean'", "opponents.pool={greedy=1.0, random=1.0}",
+                   "eval.against=['greedy', 'random']", "opponents.snapshot_every=0")
     out = train(config, progress=False, log=lambda _: None)
     evals = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
     assert evals[-1]["against"] == "greedy + random"
+    meta = json.loads((out / "model" / "model.json").read_text())
+    assert (meta["players"], meta["preset"]) == (3, "korean")
 
 
 def test_cli_train(tmp_path, capsys):
