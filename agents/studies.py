@@ -26,7 +26,7 @@ from .match import play_hands
 
 
 def threshold_rules(card_player: str = "greedy", k: Iterable[int | None] = (None,),
-                    gos: Iterable[int | None] = (1, 2, 3), stock: Iterable[int | None] = (None, 4, 8),
+                    gos: Iterable[int | None] = (None, 1, 2, 3), stock: Iterable[int | None] = (None, 2, 4, 6, 8),
                     margin: Iterable[int | None] = (None, 1, 3, 5)) -> list[str]:
     """Agent names of every threshold rule in the grid (None leaves a condition out)."""
     names = []

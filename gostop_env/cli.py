@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sweep.add_argument("--card-player", default="greedy", help="card play of the threshold rules (default greedy)")
     sweep.add_argument("--against", default="greedy", help="the reference agent (default greedy)")
     sweep.add_argument("--also", nargs="*", default=[], help="more agents to compare, e.g. greedy:stop=ev:n=8")
-    for key, default in (("k", "none"), ("gos", "1 2 3"), ("stock", "none 4 8"), ("margin", "none 1 3 5")):
+    for key, default in (("k", "none"), ("gos", "none 1 2 3"), ("stock", "none 2 4 6 8"), ("margin", "none 1 3 5")):
         sweep.add_argument(f"--{key}", nargs="+", default=default.split(), metavar="N",
                            help=f"grid values of the threshold rule's {key} ('none' leaves it out; default {default})")
     sweep.add_argument("--deals", type=int, default=2000)
