@@ -258,7 +258,9 @@ def _train(args: argparse.Namespace) -> int:
     if args.overwrite:
         _remove_run(Path(config.out))
     start = time.perf_counter()
-    out = train(config, resume=args.resume, progress=not args.quiet)
+    from tqdm import tqdm
+
+    out = train(config, resume=args.resume, progress=not args.quiet, log=tqdm.write)  # lines above the bars
     print(f"\ntrained in {time.perf_counter() - start:.0f} s; the model: model:{out / 'model'} "
           f"(evaluations in {out / 'eval.jsonl'}, TensorBoard logs in {out / 'tb'})")
     return 0
