@@ -47,6 +47,12 @@ def test_bad_config_values_are_named(override, message):
         TrainConfig.load("smoke", [override])
 
 
+def test_a_folder_named_like_a_shipped_config_does_not_hide_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smoke").mkdir()  # e.g. a run folder called smoke
+    assert TrainConfig.load("smoke").ppo.timesteps > 0
+
+
 def test_missing_config_file_lists_shipped_ones():
     with pytest.raises(ValueError, match="shipped configs"):
         TrainConfig.load("no-such-config")

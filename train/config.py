@@ -144,9 +144,9 @@ class TrainConfig:
     def load(cls, name_or_path: str, overrides: Sequence[str] = ()) -> "TrainConfig":
         """Read a TOML file (or a shipped config by name), then apply ``section.key=value`` overrides."""
         path = Path(name_or_path)
-        if not path.exists() and (SHIPPED_CONFIGS / f"{name_or_path}.toml").exists():
+        if not path.is_file() and (SHIPPED_CONFIGS / f"{name_or_path}.toml").is_file():
             path = SHIPPED_CONFIGS / f"{name_or_path}.toml"
-        if not path.exists():
+        if not path.is_file():
             shipped = sorted(p.stem for p in SHIPPED_CONFIGS.glob("*.toml"))
             raise ValueError(f"no config file {name_or_path!r} (shipped configs: {shipped})")
         data = tomllib.loads(path.read_text())
