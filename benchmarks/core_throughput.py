@@ -5,11 +5,15 @@ so the batch stays full; dealing is included) and the reference engine, with 2 a
 players, ``seed`` preset. Decisions are actions taken by the seat to move; random legal
 actions come from ``random_legal_actions`` on the core's legal-action bitmask (the
 reference engine picks from ``legal_actions()``). Peak memory is tracemalloc's peak over
-a separate short run of the same loop (tracing slows NumPy too much to time with it on). Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--batches 1,64,1024,4096]``.
+a separate short run of the same loop (tracing slows NumPy too much to time with it on).
+A last table runs the same core loop in two processes at once (one batch each, own seeds)
+and sums their rates: what a 2-core machine gives with both cores busy.
+Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--batches 1,64,1024,4096]``.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import time
 import tracemalloc
 
@@ -75,6 +79,17 @@ def run_reference(rules: Rules, seconds: float, seed: int = 0) -> tuple[float, f
     return hands / elapsed, decisions / elapsed
 
 
+def _core_decisions(args: tuple[int, float, int]) -> float:
+    batch_size, seconds, seed = args
+    return run_core(Rules(), batch_size, seconds, seed)[1]
+
+
+def two_processes(batch_size: int, seconds: float) -> float:
+    """Summed decisions/s of two processes each running a 2-player core batch."""
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        return sum(pool.map(_core_decisions, [(batch_size, seconds, 1), (batch_size, seconds, 2)]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per row (default 3)")
@@ -91,6 +106,11 @@ def main() -> None:
         hands, decisions = run_reference(rules, args.seconds)
         peak = peak_mib(run_reference, rules, 0.0)
         print(f"| reference | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {peak:.1f} |", flush=True)
+    print("\n| core, 2 players | batch per process | games in flight | decisions/s, both processes |")
+    print("|---|---|---|---|")
+    for batch_size in (2048, 4096):
+        rate = two_processes(batch_size, args.seconds)
+        print(f"| 2 processes | {batch_size} | {2 * batch_size} | {rate:,.0f} |", flush=True)
 
 
 if __name__ == "__main__":
