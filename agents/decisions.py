@@ -54,9 +54,11 @@ def _seat_columns(batch: GameBatch, games: np.ndarray, seat: np.ndarray, prefix:
     pile = batch.piles[games, seat]
     piles = read_piles(pile, batch.rules)
     return {f"{prefix}score": batch.scores[games, seat], f"{prefix}gos": batch.gos[games, seat],
-            f"{prefix}hand_size": np.bitwise_count(batch.hands[games, seat]), f"{prefix}shakes": batch.shakes[games, seat],
+            f"{prefix}hand_size": np.bitwise_count(batch.hands[games, seat]),
+            f"{prefix}shakes": batch.shakes[games, seat],
             f"{prefix}bombs": batch.bombs[games, seat], f"{prefix}junk": piles["junk"],
-            f"{prefix}animals": piles["animals"], f"{prefix}ribbons": np.bitwise_count(pile & np.uint64(C.RIBBONS)), f"{prefix}brights": piles["brights"]}
+            f"{prefix}animals": piles["animals"], f"{prefix}ribbons": np.bitwise_count(pile & np.uint64(C.RIBBONS)),
+            f"{prefix}brights": piles["brights"]}
 
 
 def _stop_chips(batch: GameBatch, games: np.ndarray, seat: np.ndarray) -> np.ndarray:
@@ -66,17 +68,30 @@ def _stop_chips(batch: GameBatch, games: np.ndarray, seat: np.ndarray) -> np.nda
 
 
 class DecisionRecorder:
-    """Collects go/stop decisions while hands are played (a ``play_out`` ``before_step`` hook)."""
+    """Collects go/stop decisions while hands are played (a ``play_out`` ``before_step`` hook).
+    With ``keep_states``, also the games at each decision, for :meth:`states`."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_states: bool = False) -> None:
         self._parts: list[dict[str, np.ndarray]] = []
+        self._states: list[GameBatch] | None = [] if keep_states else None
 
     def __call__(self, batch: GameBatch, actions: np.ndarray) -> None:
         games = np.flatnonzero((batch.phase == Phase.GO_STOP) & (actions >= 0))
         if games.size:
             part = decision_features(batch, games)
-            part.update(game=games, seat=batch.seat[games].astype(np.int64), went=(actions[games] == A.GO).astype(np.int64))
+            part.update(game=games, seat=batch.seat[games].astype(np.int64),
+                        went=(actions[games] == A.GO).astype(np.int64))
             self._parts.append(part)
+            if self._states is not None:
+                self._states.append(batch.select(games))
+
+    def states(self) -> GameBatch:
+        """The recorded decisions as one batch of games at a go/stop decision, in table order."""
+        if self._states is None:
+            raise ValueError("states are kept only by DecisionRecorder(keep_states=True)")
+        if not self._states:
+            raise ValueError("no go/stop decision was recorded")
+        return GameBatch.concatenate(self._states)
 
     def table(self, batch: GameBatch) -> dict[str, np.ndarray]:
         """Every recorded decision with its outcome in the finished ``batch``: columns ``game``,
@@ -85,7 +100,8 @@ class DecisionRecorder:
         rows = {name: np.concatenate([p[name] for p in self._parts]) if self._parts else np.zeros(0, np.int64)
                 for name in names}
         game, seat = rows["game"], rows["seat"]
-        rows.update(chips=batch.payments[game, seat].astype(np.int64), won=(batch.winner[game] == seat).astype(np.int64),
+        rows.update(chips=batch.payments[game, seat].astype(np.int64),
+                    won=(batch.winner[game] == seat).astype(np.int64),
                     result=batch.result[game].astype(np.int64))
         return rows
 

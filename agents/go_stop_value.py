@@ -68,11 +68,12 @@ def go_stop_values(batch: GameBatch, seat_policies: Sequence[Policy], samples: i
         starts = batch.select(np.repeat(np.arange(len(batch)), samples))
     else:
         starts = determinize(batch, deciders, samples, rng)
-    chips = {action: _rollout_chips(starts.clone(), action, seat_policies, np.repeat(deciders, samples), rng)
-             .reshape(len(batch), samples) for action in (A.GO, A.STOP)}
-    advantage = chips[A.GO] - chips[A.STOP]
-    return GoStopValues(chips[A.GO].mean(axis=1), chips[A.STOP].mean(axis=1), advantage.mean(axis=1),
-                        _half_width(chips[A.GO]), _half_width(chips[A.STOP]), _half_width(advantage), samples)
+    seats = np.repeat(deciders, samples)
+    go = _rollout_chips(starts.clone(), A.GO, seat_policies, seats, rng).reshape(len(batch), samples)
+    stop = _rollout_chips(starts, A.STOP, seat_policies, seats, rng).reshape(len(batch), samples)
+    advantage = go - stop
+    return GoStopValues(go.mean(axis=1), stop.mean(axis=1), advantage.mean(axis=1),
+                        _half_width(go), _half_width(stop), _half_width(advantage), samples)
 
 
 def _rollout_chips(batch: GameBatch, first: int, seat_policies: Sequence[Policy], deciders: np.ndarray,

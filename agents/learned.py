@@ -95,13 +95,16 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
     return meta
 
 
-def load_model(name_or_path: str, rules: Rules | None = None) -> Policy:
-    """The policy saved in a model folder (or shipped under that name), checked against ``rules``."""
+def load_model(name_or_path: str, rules: Rules | None = None, deterministic: bool = True) -> Policy:
+    """The policy saved in a model folder (or shipped under that name), checked against ``rules``;
+    with ``deterministic=False`` the network samples its moves (see :class:`NetworkPolicy`)."""
     folder = model_folder(name_or_path)
     meta = read_meta(folder)
     if rules is not None and rules.players != meta["players"]:
         raise ValueError(f"model {name_or_path!r} was trained for {meta['players']} players, not {rules.players}")
-    network = NetworkPolicy(_load_network(str(folder.resolve())), meta["encoding"], name=f"model:{name_or_path}")
+    weights = folder.resolve() / POLICY_FILE
+    network = NetworkPolicy(_load_network(str(weights), weights.stat().st_mtime_ns), meta["encoding"],
+                            deterministic, name=f"model:{name_or_path}")
     if meta["decides"] == "all":
         return network
     from .registry import make_agent
@@ -110,11 +113,12 @@ def load_model(name_or_path: str, rules: Rules | None = None) -> Policy:
 
 
 @lru_cache(maxsize=16)
-def _load_network(folder: str) -> Any:
-    """Load a saved policy network once per process (tournaments build agents per work unit)."""
+def _load_network(path: str, modified_ns: int) -> Any:
+    """Load a saved policy network once per file version (tournaments build agents per work
+    unit; a rewritten file has a new modification time, so it is loaded again)."""
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    network = MaskableActorCriticPolicy.load(str(Path(folder) / POLICY_FILE), device="cpu")
+    network = MaskableActorCriticPolicy.load(path, device="cpu")
     network.set_training_mode(False)
     return network
 
@@ -130,5 +134,4 @@ def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     network.save(str(folder / POLICY_FILE))
     (folder / META_FILE).write_text(json.dumps({"format": MODEL_FORMAT, **meta}, indent=2) + "\n")
-    _load_network.cache_clear()
     return folder

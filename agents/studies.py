@@ -16,11 +16,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from gostop_env.core import GameBatch, Phase, Rules
-from gostop_env.core import actions as A
+from gostop_env.core import Rules
 from gostop_env.core.deck import shuffled_decks
 
-from .decisions import decision_features
+from .decisions import DecisionRecorder
 from .go_stop_value import Z95, go_stop_values
 from .match import play_hands
 
@@ -56,26 +55,18 @@ def value_dataset(rules: Rules, seat_policies: Sequence[Any], hands: int, sample
                   perfect_information: bool = False) -> dict[str, np.ndarray]:
     """Features and estimated go/stop values of every go/stop decision in ``hands`` hands played
     by ``seat_policies`` (values under the same policies; perfect-information values too
-    when asked). Columns: :data:`FEATURES`, ``seat``, ``went`` (what the policy chose), ``go``,
-    ``stop``, ``advantage``, ``advantage_half`` (95%), and ``perfect_go``/``perfect_stop``."""
+    when asked). Columns: those of :meth:`agents.decisions.DecisionRecorder.table` (features,
+    what the policy chose, the outcome), ``go``, ``stop``, ``advantage``, ``advantage_half``
+    (95%), and ``perfect_go``/``perfect_stop``."""
     rng = np.random.default_rng([seed, 3])
-    states: list[GameBatch] = []
-    chosen: list[np.ndarray] = []
-
-    def keep(batch: GameBatch, actions: np.ndarray) -> None:
-        games = np.flatnonzero((batch.phase == Phase.GO_STOP) & (actions >= 0))
-        if games.size:
-            states.append(batch.select(games))
-            chosen.append(actions[games])
-
-    play_hands(rules, seat_policies, shuffled_decks(rules, np.random.default_rng([seed, 4]), hands), rng,
-               before_step=keep)
-    if not states:
+    recorder = DecisionRecorder(keep_states=True)
+    batch = play_hands(rules, seat_policies, shuffled_decks(rules, np.random.default_rng([seed, 4]), hands), rng,
+                       before_step=recorder)
+    table = recorder.table(batch)
+    if not len(table["game"]):
         raise ValueError(f"no go/stop decision in {hands} hands: play more hands")
-    decisions = GameBatch.concatenate(states)
-    table = decision_features(decisions, np.arange(len(decisions)))
+    decisions = recorder.states()
     values = go_stop_values(decisions, seat_policies, samples, rng)
-    table.update(seat=decisions.seat.astype(np.int64), went=(np.concatenate(chosen) == A.GO).astype(np.int64))
     table.update(go=values.go, stop=values.stop, advantage=values.advantage, advantage_half=values.advantage_half)
     if perfect_information:
         perfect = go_stop_values(decisions, seat_policies, samples, rng, perfect_information=True)
@@ -83,7 +74,8 @@ def value_dataset(rules: Rules, seat_policies: Sequence[Any], hands: int, sample
     return table
 
 
-def advantage_by(table: dict[str, np.ndarray], feature: str, bins: Sequence[float] | None = None) -> list[dict[str, Any]]:
+def advantage_by(table: dict[str, np.ndarray], feature: str,
+                 bins: Sequence[float] | None = None) -> list[dict[str, Any]]:
     """Mean advantage of going (with a 95% interval over decisions) per value of ``feature``,
     or per bin ``[bins[i], bins[i+1])``; also the share of decisions where going paid."""
     values = np.asarray(table[feature], np.float64)

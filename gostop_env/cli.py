@@ -272,7 +272,8 @@ def _sweep(args: argparse.Namespace) -> int:
     from agents.decisions import save_table
     from agents.studies import threshold_rules, versus
 
-    grid = {key: [None if v == "none" else int(v) for v in getattr(args, key)] for key in ("k", "gos", "stock", "margin")}
+    grid = {key: [None if v == "none" else int(v) for v in getattr(args, key)]
+            for key in ("k", "gos", "stock", "margin")}
     names = [*threshold_rules(args.card_player, **grid), *args.also]
     rows = versus(names, args.against, args.deals, args.seed, workers=args.workers,
                   progress=lambda agents: tqdm(agents, desc="rules", unit="rule", file=sys.stderr))

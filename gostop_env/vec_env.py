@@ -188,12 +188,13 @@ class GoStopVecEnv(VecEnv):
 
     def _report(self, finished: np.ndarray, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
         outcome = self._outcome(finished).astype(np.float32) * self.reward_scale
-        terminal = encode(self.batch.select(finished), self.learner[finished], self.encoding)
-        for k, i in enumerate(finished):
-            if not self._decided[i]:
-                self._skipped[i].append(float(outcome[k]))
-                continue
-            done[i], rewards[i] = True, outcome[k]
+        reported = self._decided[finished]
+        for i, chips in zip(finished[~reported], outcome[~reported]):
+            self._skipped[i].append(float(chips))
+        games = finished[reported]
+        done[games], rewards[games] = True, outcome[reported]
+        terminal = encode(self.batch.select(games), self.learner[games], self.encoding) if games.size else []
+        for k, i in enumerate(games):
             infos[i] = {"terminal_observation": terminal[k], "payments": self.batch.payments[i].tolist(),
                         "seat": int(self.learner[i])}
             if self._skipped[i]:
@@ -209,8 +210,8 @@ class GoStopVecEnv(VecEnv):
         """One batched step of every decision not the learner's (opponents', and the learner's
         autoplayed ones); False when there was none."""
         learner_to_move = self.batch.seat == self.learner
-        autoplay = learner_to_move & (self.batch.phase != Phase.GO_STOP) if self.learner_autoplay else None
-        waiting = ~self.batch.done & (~learner_to_move | (autoplay if autoplay is not None else False))
+        autoplay = learner_to_move & (self.batch.phase != Phase.GO_STOP) & (self.learner_autoplay is not None)
+        waiting = ~self.batch.done & (~learner_to_move | autoplay)
         if not waiting.any():
             return False
         actions = np.full(self.num_envs, -1, np.int64)
@@ -218,9 +219,10 @@ class GoStopVecEnv(VecEnv):
         opponent = self._opponent_of[np.arange(self.num_envs), np.maximum(relative - 1, 0)]
         masks = self.batch.legal_action_mask()
         for k in range(1, self.rules.players):
-            for j in np.unique(opponent[waiting & (relative == k)]):
-                self._decide(actions, masks, waiting & (relative == k) & (opponent == j), self.opponents[j], f"opponent {k}")
-        if autoplay is not None:
+            seat_k = waiting & (relative == k)
+            for j in np.unique(opponent[seat_k]):
+                self._decide(actions, masks, seat_k & (opponent == j), self.opponents[j], f"opponent {k}")
+        if self.learner_autoplay is not None:
             self._decide(actions, masks, waiting & autoplay, self.learner_autoplay, "learner_autoplay")
         self.batch.step(actions)
         return True

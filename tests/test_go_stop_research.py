@@ -5,15 +5,17 @@ import numpy as np
 import pytest
 
 from conftest import position
-from agents.decisions import FEATURES, load_table, save_table
+from agents.decisions import FEATURES, DecisionRecorder, load_table, save_table
 from agents.go_stop_value import go_stop_values
 from agents.greedy import Greedy
+from agents.match import play_hands
 from agents.registry import make_agent
 from agents.studies import advantage_by, threshold_rules, value_dataset, versus
 from agents.tournament import TournamentConfig, run_tournament
 from gostop_env.cli import main
-from gostop_env.core import GameBatch, Phase, Result, Rules
+from gostop_env.core import GameBatch, Result, Rules
 from gostop_env.core import actions as A
+from gostop_env.core.deck import shuffled_decks
 
 
 def _at_decision(hands, layout, stock) -> GameBatch:
@@ -52,20 +54,12 @@ def test_when_going_cannot_lose_going_is_worth_more(perfect):
 
 
 def _decisions(hands: int, seed: int) -> GameBatch:
-    states = []
+    """Games at every go/stop decision of ``hands`` hands of a going greedy rule."""
     rules, greedy = Rules(), make_agent("greedy:stop=threshold:gos=3")
-
-    def keep(batch, actions):
-        at = np.flatnonzero(batch.phase == Phase.GO_STOP)
-        if at.size:
-            states.append(batch.select(at))
-
-    from agents.match import play_hands
-    from gostop_env.core.deck import shuffled_decks
-
+    recorder = DecisionRecorder(keep_states=True)
     play_hands(rules, [greedy, greedy], shuffled_decks(rules, np.random.default_rng(seed), hands),
-               np.random.default_rng(seed), before_step=keep)
-    return GameBatch.concatenate(states)
+               np.random.default_rng(seed), before_step=recorder)
+    return recorder.states()
 
 
 def test_intervals_shrink_as_samples_grow():
@@ -125,7 +119,8 @@ def test_threshold_grid_names_valid_agents_and_versus_ranks_them():
     assert names == ["greedy:stop=threshold:gos=1", "greedy:stop=threshold:gos=1:margin=3",
                      "greedy:stop=threshold:gos=2", "greedy:stop=threshold:gos=2:margin=3"]
     rows = versus(names[:2], "greedy", deals=100, seed=0)
-    assert [r["agent"] for r in rows] == sorted(names[:2], key=lambda n: -next(r["chips"] for r in rows if r["agent"] == n))
+    chips = [r["chips"] for r in rows]
+    assert sorted(r["agent"] for r in rows) == sorted(names[:2]) and chips == sorted(chips, reverse=True)
     assert all(r["go_rate"] > 0 for r in rows)
 
 

@@ -35,6 +35,11 @@ class Demonstrations:
     def only(self, rows: np.ndarray) -> "Demonstrations":
         return Demonstrations(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
 
+    @staticmethod
+    def concatenate(parts: list["Demonstrations"]) -> "Demonstrations":
+        fields = Demonstrations.__dataclass_fields__
+        return Demonstrations(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+
 
 def collect(teacher: Policy, rules: Rules, hands: int, seed: int, encoding: str = "vector",
             batch_size: int = 1024, progress: Callable[[Iterable], Iterable] | None = None) -> Demonstrations:
@@ -45,7 +50,7 @@ def collect(teacher: Policy, rules: Rules, hands: int, seed: int, encoding: str 
     for start in (progress(starts) if progress else starts):
         decks = shuffled_decks(rules, np.random.default_rng([seed, 0, start]), min(batch_size, hands - start))
         parts.append(_record_hands(teacher, GameBatch(rules, decks), encoding, rng))
-    return Demonstrations(*(np.concatenate([getattr(p, f) for p in parts]) for f in Demonstrations.__dataclass_fields__))
+    return Demonstrations.concatenate(parts)
 
 
 def _record_hands(teacher: Policy, batch: GameBatch, encoding: str, rng: np.random.Generator) -> Demonstrations:

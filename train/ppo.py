@@ -20,7 +20,6 @@ uninterrupted run.
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 from pathlib import Path
@@ -30,8 +29,9 @@ import numpy as np
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.learned import NetworkPolicy, save_model
+from agents.learned import load_model, save_model
 from agents.registry import make_agent
+from gostop_env.policy import Policy
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool
 
 from .config import TrainConfig
@@ -87,20 +87,23 @@ def _make_pool(config: TrainConfig, state: dict[str, Any]) -> OpponentPool:
     rules = config.rules
     pool = OpponentPool([make_agent(name, rules) for name in config.opponents.pool],
                         list(config.opponents.pool.values()))
-    live = state["snapshots"][len(state["snapshots"]) - config.opponents.max_snapshots:]
-    for folder in state["snapshots"]:  # retired snapshots keep their place in the pool, at weight 0
-        weight = config.opponents.snapshot_weight if folder in live else 0.0
-        pool.add(_snapshot_policy(make_agent(f"model:{folder}", rules)), weight)
+    for folder in state["snapshots"]:
+        pool.add(_snapshot(folder, config))
+    pool.set_weights(_league_weights(config, len(state["snapshots"])))
     return pool
 
 
-def _snapshot_policy(policy: Any) -> NetworkPolicy:
+def _snapshot(folder: str | Path, config: TrainConfig) -> Policy:
     """A frozen learner as an opponent: it samples its moves (a more varied league)."""
-    network = policy.go_stop if hasattr(policy, "go_stop") else policy
-    sampled = NetworkPolicy(network.network, network.encoding, deterministic=False, name=network.name)
-    if hasattr(policy, "go_stop"):
-        return type(policy)(policy.card_player, sampled, name=policy.name)
-    return sampled
+    return load_model(str(folder), config.rules, deterministic=False)
+
+
+def _league_weights(config: TrainConfig, snapshots: int) -> list[float]:
+    """Sampling weights of the named agents, then of the snapshots: the latest
+    ``max_snapshots`` at ``snapshot_weight``, older ones retired at 0 (they keep their place)."""
+    live = min(snapshots, config.opponents.max_snapshots)
+    return [*config.opponents.pool.values(), *[0.0] * (snapshots - live),
+            *[config.opponents.snapshot_weight] * live]
 
 
 def _make_env(config: TrainConfig, pool: OpponentPool, seed: int) -> GoStopVecEnv:
@@ -177,8 +180,9 @@ class RunCallback(BaseCallback):
         super().__init__()
         self.config, self.out, self.pool, self.state, self.log = config, out, pool, state, log
         done = state["timesteps"]
-        self.due = {"snapshot": _next(done, config.opponents.snapshot_every),
-                    "eval": _next(done, config.eval.every), "checkpoint": _next(done, config.checkpoint_every)}
+        self.every = {"snapshot": config.opponents.snapshot_every, "eval": config.eval.every,
+                      "checkpoint": config.checkpoint_every}
+        self.due = {what: _next(done, every) for what, every in self.every.items()}
         self.bar, self.last_eval = None, None
         if progress:
             from tqdm import tqdm
@@ -192,27 +196,20 @@ class RunCallback(BaseCallback):
         for what, action in (("snapshot", self._snapshot), ("eval", self._evaluate), ("checkpoint", self._checkpoint)):
             if self.due[what] is not None and now >= self.due[what]:
                 action(self.model, now)
-                self.due[what] = _next(now, self._every(what))
+                self.due[what] = _next(now, self.every[what])
         return True
 
-    def _every(self, what: str) -> int:
-        return {"snapshot": self.config.opponents.snapshot_every, "eval": self.config.eval.every,
-                "checkpoint": self.config.checkpoint_every}[what]
-
     def _snapshot(self, model: Any, now: int) -> None:
-        folder = save_model(copy.deepcopy(model.policy), self.out / "snapshots" / f"{now:09d}",
-                            model_meta(self.config, now))
-        self.pool.add(_snapshot_policy(make_agent(f"model:{folder}", self.config.rules)),
-                      self.config.opponents.snapshot_weight)
+        folder = save_model(model.policy, self.out / "snapshots" / f"{now:09d}", model_meta(self.config, now))
+        self.pool.add(_snapshot(folder, self.config))
         self.state["snapshots"].append(str(folder))
-        retired = len(self.state["snapshots"]) - self.config.opponents.max_snapshots
-        if retired > 0:
-            weights = self.pool.weights.copy()
-            weights[len(self.config.opponents.pool):len(self.config.opponents.pool) + retired] = 0.0
-            self.pool.set_weights(weights)
+        self.pool.set_weights(_league_weights(self.config, len(self.state["snapshots"])))
 
-    def _evaluate(self, model: Any, now: int) -> list[dict[str, Any]]:
-        folder = save_model(model.policy, self.out / "latest", model_meta(self.config, now))
+    def _evaluate(self, model: Any, now: int) -> None:
+        self._record_evaluation(save_model(model.policy, self.out / "latest", model_meta(self.config, now)), now)
+
+    def _record_evaluation(self, folder: Path, now: int) -> None:
+        """Evaluate the model in ``folder``; log the figures (eval.jsonl, TensorBoard, log lines)."""
         rows, self.last_eval = evaluate(folder, self.config), now
         with (self.out / "eval.jsonl").open("a") as f:
             for row in rows:
@@ -223,7 +220,6 @@ class RunCallback(BaseCallback):
                 self.log(f"[{now} steps] against {row['against']}: {row['chips']:+.3f} chips/hand "
                          f"(95% CI {low:+.3f} .. {high:+.3f}), win {row['win_rate']:.1%}, go {row['go_rate']:.1%}")
         self.logger.dump(now)
-        return rows
 
     def _checkpoint(self, model: Any, now: int) -> None:
         path = self.out / "checkpoints" / f"ppo_{now:09d}.zip"
@@ -234,14 +230,14 @@ class RunCallback(BaseCallback):
 
     def finish(self, model: Any) -> None:
         """Checkpoint, export ``model/`` and evaluate it (unless the last evaluation was now)."""
-        now = max(self.num_timesteps, self.state["timesteps"])
-        if self.state["timesteps"] != now or self.state["checkpoint"] is None:
+        now = self.num_timesteps
+        if self.state["timesteps"] != now:
             self._checkpoint(model, now)
-        save_model(model.policy, self.out / "model", model_meta(self.config, now))
+        folder = save_model(model.policy, self.out / "model", model_meta(self.config, now))
         if self.bar is not None:
             self.bar.close()
         if self.last_eval != now:
-            self._evaluate(model, now)
+            self._record_evaluation(folder, now)
 
 
 def _next(done: int, every: int) -> int | None:
