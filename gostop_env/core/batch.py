@@ -39,6 +39,12 @@ H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (_H_DID[k] for k in (PLACED, 
 
 # Stages of a turn inside a step.
 DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = range(6)
+#: After a turn, by 2 * (go/stop allowed) + (last turn): next turn; nagari; ask go or stop;
+#: stop (the last turn's automatic stop, §8).
+_AFTER_TURN_STAGE = np.array([NEXT_TURN, DECIDE, DECIDE, STOP], np.int8)
+_AFTER_TURN_PHASE = np.array([Phase.PLAY, Phase.PLAY, Phase.GO_STOP, Phase.PLAY], np.int8)
+#: The event of a flip onto the played card's month, by outcome (0: none, counted as nothing).
+_OWN_MONTH_EVENT = np.array([Event.PPUK, Event.PPUK, Event.JJOK, Event.TTADAK], np.int64)
 
 
 def _decision_kinds() -> np.ndarray:
@@ -51,13 +57,14 @@ def _decision_kinds() -> np.ndarray:
     return table
 
 
-_DECISION_KIND = _decision_kinds()
+_DECISION_KIND = _decision_kinds().reshape(-1)  # flat: [phase * (NUM_ACTIONS + 1) + action + 1]
 
 MONTH_OF = C.MONTH.astype(np.int64)
 BRIGHT_POINTS = np.array([0, 0, 0, 0, 0, 0, 3, 2, 4, 4, 15, 15], np.int16)  # [brights*2 + rain]
 GODORI = U64(C.bits(C.GODORI_BIRDS))
 GROUPS = tuple(U64(C.bits(g)) for g in C.RIBBON_GROUPS.values())
 BIT32 = U64(1 << C.SEPTEMBER_ANIMAL)
+MONTH_BITS = np.array([0xF << (4 * m) for m in range(12)], U64)  # [month]: its four cards
 
 
 ALL = U64(0xFFFFFFFFFFFFFFFF)
@@ -466,7 +473,7 @@ class GameBatch:
             raise ValueError(f"expected {len(self)} actions (one per game), got {actions.shape[0]}")
         in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
         safe = np.where(in_range, actions, 0)
-        word = self._legal[np.arange(len(self)), safe >> 6]
+        word = flat(self._legal)[2 * np.arange(len(self)) + (safe >> 6)]
         legal = in_range & (((word >> (safe & 63).astype(U64)) & ONE) == ONE)
         ok = (actions == A.NO_ACTION) | (legal & ~self.done)
         if not ok.all():
@@ -477,7 +484,7 @@ class GameBatch:
         """Run each decision's handler on the games that took it."""
         handlers = (None, self._play_card, self._shake, self._bomb, self._pass, self._choose_hand,
                     self._choose_flip, self._go_or_stop)
-        kind = _DECISION_KIND[self.phase, actions + 1]
+        kind = _DECISION_KIND[self.phase.astype(np.intp) * (A.NUM_ACTIONS + 1) + actions + 1]
         for code in np.flatnonzero(np.bincount(kind, minlength=len(handlers))[1:]) + 1:
             idx = np.flatnonzero(kind == code)
             handlers[code](idx, actions[idx])
@@ -608,9 +615,10 @@ class GameBatch:
     def _draw(self, idx: np.ndarray) -> np.ndarray:
         """Top stock card of each game, jokers on the way to the pile; -1 when the stock is empty."""
         if self.rules.jokers == 0:  # no joker can be on the way
-            has = self.stock_pos[idx] < self.stock_len[idx]
-            card = np.where(has, self.stock[idx, np.where(has, self.stock_pos[idx], 0)], -1).astype(np.int8)
-            self.stock_pos[idx] += has
+            pos = self.stock_pos[idx]
+            has = pos < self.stock_len[idx]
+            card = np.where(has, flat(self.stock)[idx * self.stock.shape[1] + pos * has], -1).astype(np.int8)
+            self.stock_pos[idx] = pos + has
             return card
         card = np.full(idx.size, -1, np.int8)
         todo = np.arange(idx.size)
@@ -651,14 +659,12 @@ class GameBatch:
         jjok, ttadak = did == H_PLACED, did == H_CHOSE
         ppuk = (did == H_PAIRED) & ~exception
         month = MONTH_OF[f]
-        month_bits = U64(0xF) << (U64(4) * month.astype(U64))
-        other = self.layout[idx] & month_bits  # the placed card (jjok) or the one left (ttadak)
-        take = jjok | ttadak
-        self.layout[idx] &= ~np.where(take, other, U64(0))
-        self.taken[idx] |= np.where(~ppuk, bit(f) | np.where(take, other, U64(0)), U64(0))
-        stack = bit(h) | bit(self.h_partner[idx]) | bit(f)
-        self.taken[idx] &= ~np.where(ppuk, stack, U64(0))
-        self.layout[idx] |= np.where(ppuk, stack, U64(0))
+        layout = self.layout[idx]
+        # jjok takes the card placed by the play, ttadak the one the choice left
+        other = layout & MONTH_BITS[month] & np.where(jjok | ttadak, ALL, NONE)
+        stack = np.where(ppuk, bit(h) | bit(self.h_partner[idx]) | bit(f), NONE)
+        self.layout[idx] = (layout & ~other) | stack
+        self.taken[idx] = (self.taken[idx] | np.where(ppuk, NONE, bit(f) | other)) & ~stack
         if ppuk.any():
             p = idx[ppuk]
             month_slot = p * 12 + month[ppuk]
@@ -666,13 +672,13 @@ class GameBatch:
             flat(self.stack_turn)[month_slot] = flat(self.turns)[self._slot(p, seat[ppuk])]
         steal_jjok = jjok & ~exception
         self.steals[idx] += steal_jjok.astype(np.int8) + ttadak
-        self._count(idx, seat, Event.JJOK, steal_jjok)
-        self._count(idx, seat, Event.TTADAK, ttadak)
-        self._count(idx, seat, Event.PPUK, ppuk)
+        outcome = ppuk + 2 * steal_jjok + 3 * ttadak  # at most one of them
+        self._count(idx, seat, _OWN_MONTH_EVENT[outcome], outcome > 0)
 
     # ---- §6 end of the turn ----------------------------------------------------------------
     def _end_turn(self, idx: np.ndarray) -> None:
         seat = self.seat[idx]
+        slot = self._slot(idx, seat)
         taken = self.taken[idx]
         self._to_pile(idx, seat, taken)
         self.taken[idx] = 0
@@ -680,15 +686,13 @@ class GameBatch:
         sweep = (self.layout[idx] == 0) & (taken != 0)
         if not self.rules.sweep_on_last_turn:
             sweep &= ~last_turn
-        self.steals[idx] += sweep
+        steals = self.steals[idx] + sweep
         self._count(idx, seat, Event.SWEEP, sweep)
-        thieves = self.steals[idx] > 0
-        if thieves.any():
-            self._steal(idx[thieves])
-        changed = np.flatnonzero(taken != 0)  # other piles changed only by steals, rescored there
-        if changed.size:
-            self._update_scores(idx[changed], seat[changed])
-        self._check_go_stop(idx, last_turn)
+        thieves = np.flatnonzero(steals)
+        if thieves.size:
+            self._steal(idx[thieves], seat[thieves], steals[thieves])
+        self.scores[idx] = read_piles(self.piles[idx], self.rules)["score"]  # steals change the givers' too
+        self._check_go_stop(idx, slot, last_turn)
 
     def _cards_out(self, idx: np.ndarray) -> np.ndarray:
         out = self.stock_pos[idx] == self.stock_len[idx]
@@ -696,22 +700,21 @@ class GameBatch:
         out[empty] = np.bitwise_or.reduce(self.hands[idx[empty]], axis=1) == 0
         return out
 
-    def _steal(self, idx: np.ndarray) -> None:
-        """Each opponent gives one junk card per steal (§6; see ``_junk_to_give``)."""
-        players, taker, steals = self.rules.players, self.seat[idx], self.steals[idx]
-        piles, stolen = flat(self.piles), self._events.stolen.reshape(-1)
+    def _steal(self, idx: np.ndarray, taker: np.ndarray, steals: np.ndarray) -> None:
+        """Each opponent gives ``steals`` junk cards, one at a time (§6; see ``_junk_to_give``)."""
+        players = self.rules.players
+        piles, stolen = flat(self.piles), flat(self._events.stolen)
+        to_slot = self._slot(idx, taker)
         for offset in range(1, players):
             giver = (taker + offset) % players
+            from_slot = self._slot(idx, giver)
             for round_ in range(int(steals.max())):
-                active = np.flatnonzero(steals > round_)
-                g, t, gv = idx[active], taker[active], giver[active]
-                from_slot, to_slot = self._slot(g, gv), self._slot(g, t)
                 card = self._junk_to_give(piles[from_slot])
+                if round_:
+                    card &= np.where(steals > round_, ALL, NONE)
                 piles[from_slot] &= ~card
                 piles[to_slot] |= card
-                stolen[to_slot * players + gv] |= card
-        self._update_scores(idx)
-
+                stolen[to_slot * players + giver] |= card
     def _junk_to_give(self, piles: np.ndarray) -> np.ndarray:
         """The junk card each giver hands over, as a bitboard (0 when it has none; §6)."""
         value2 = U64(C.VALUE2_JUNK)
@@ -732,16 +735,16 @@ class GameBatch:
             flat(self.scores)[slot] = read_piles(flat(self.piles)[slot], self.rules)["score"]
 
     # ---- §8 go or stop ---------------------------------------------------------------------
-    def _check_go_stop(self, idx: np.ndarray, last_turn: np.ndarray) -> None:
-        seat = self.seat[idx]
-        slot = self._slot(idx, seat)
+    def _check_go_stop(self, idx: np.ndarray, slot: np.ndarray, last_turn: np.ndarray) -> None:
+        """After a turn: go/stop decision, the last turn's automatic stop, nagari, or next turn."""
         score = flat(self.scores)[slot]
         gos = flat(self.gos)[slot]
         qualifies = (score >= self.rules.target_score) & ((gos == 0) | (score > flat(self.go_scores)[slot]))
-        self._stage[idx] = np.where(qualifies, np.where(last_turn, STOP, DECIDE), np.where(last_turn, DECIDE, NEXT_TURN))
-        self.phase[idx[qualifies & ~last_turn]] = Phase.GO_STOP
-        nagari = ~qualifies & last_turn
-        if nagari.any():
+        outcome = 2 * qualifies + last_turn
+        self._stage[idx] = _AFTER_TURN_STAGE[outcome]
+        self.phase[idx] = _AFTER_TURN_PHASE[outcome]
+        nagari = np.flatnonzero(outcome == 1)
+        if nagari.size:
             n = idx[nagari]
             self._count(n, self.seat[n], Event.NAGARI)
             self._end_hand(n, Result.NAGARI)
@@ -777,29 +780,31 @@ class GameBatch:
         seat = self.seat[idx]
         self._count(idx, seat, Event.STOP)
         self.winner[idx] = seat
-        shares = self._shares(idx)
+        won_at = np.arange(idx.size) * self.rules.players + seat  # the winner's entry of (n, P) arrays
+        shares = self._shares(idx, seat, won_at)
         if self.rules.go_bak:
             shares = self._go_bak(idx, shares)
-        shares[np.arange(idx.size), seat] = 0
+        flat(shares)[won_at] = 0
         pay = -shares
-        pay[np.arange(idx.size), seat] = shares.sum(axis=1)
+        flat(pay)[won_at] = shares.sum(axis=1)
         self.payments[idx] = pay
         self._stage[idx] = DECIDE
         self._end_hand(idx, Result.STOP)
 
-    def _shares(self, idx: np.ndarray) -> np.ndarray:
-        """What each seat owes the winner before go-bak, ``(n, P)`` (the winner's own entry is junk)."""
-        rules, seat, rows = self.rules, self.seat[idx], np.arange(idx.size)
+    def _shares(self, idx: np.ndarray, seat: np.ndarray, won_at: np.ndarray) -> np.ndarray:
+        """What each seat owes the winner ``seat`` before go-bak, ``(n, P)`` (the winner's own
+        entry, at flat position ``won_at``, is junk)."""
+        rules, slot = self.rules, self._slot(idx, seat)
         read = read_piles(self.piles[idx], rules)
-        won = {k: v[rows, seat] for k, v in read.items()}
-        gos = self.gos[idx, seat].astype(np.int64)
+        won = {k: flat(read[k])[won_at] for k in ("score", "animals", "bright_points", "junk")}
+        gos = flat(self.gos)[slot].astype(np.int64)
         if rules.go_multiplier == "once_over_3":
             go_factor = np.where(gos > 3, 2, 1)
         else:
             go_factor = 2 ** np.maximum(gos - 2, 0)
-        exponent = self.shakes[idx, seat].astype(np.int64)
+        exponent = flat(self.shakes)[slot].astype(np.int64)
         if rules.bomb_bonus:
-            exponent += self.bombs[idx, seat]
+            exponent += flat(self.bombs)[slot]
         carry = self.carry[idx].astype(np.int64)
         nagari = 2**carry if rules.nagari_compounding else np.where(carry > 0, 2, 1)
         chips = (won["score"] + gos) * go_factor * 2**exponent * nagari * np.where(won["animals"] >= 7, 2, 1)
@@ -838,14 +843,11 @@ class GameBatch:
             self._count(idx, seat, Event.JOKER)
             self._update_scores(idx, seat)
 
-    def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event, when: np.ndarray | None = None) -> None:
-        """Count ``event`` for ``seat`` in games ``idx`` (where ``when`` is True)."""
-        if when is not None:
-            hit = np.flatnonzero(when)
-            if not hit.size:
-                return
-            idx, seat = idx[hit], seat[hit]
-        flat(self._events.counts)[self._slot(idx, seat) * NUM_EVENTS + event] += 1
+    def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event | np.ndarray,
+               when: np.ndarray | None = None) -> None:
+        """Count ``event`` (one, or one per game) for ``seat`` in games ``idx`` (where ``when`` is True)."""
+        at = self._slot(idx, seat) * NUM_EVENTS + event
+        flat(self._events.counts)[at] += 1 if when is None else when
 
     def _new_events(self) -> None:
         """Start recording a step's events."""
@@ -897,23 +899,24 @@ def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator) -> np
     """One uniformly random legal action per game from ``GameBatch.legal_bits``
     (``NO_ACTION`` where none is legal), without building the boolean mask."""
     low, high = legal_bits[:, 0], legal_bits[:, 1]
-    n_low, n_high = popcount(low), popcount(high)
-    total = n_low + n_high
-    pick = (rng.random(len(total)) * total).astype(np.int16)
+    n_low = np.bitwise_count(low)
+    total = n_low + np.bitwise_count(high)
+    pick = (rng.random(len(total)) * total).astype(np.uint8)
     in_high = pick >= n_low
     word = np.where(in_high, high, low)
-    action = _select_bit(word, np.where(in_high, pick - n_low, pick)) + 64 * in_high
-    return np.where(total > 0, action, A.NO_ACTION).astype(np.int64)
+    action = _select_bit(word, pick - n_low * in_high) + U64(64) * in_high
+    return np.where(total > 0, action.astype(np.int64), A.NO_ACTION)
 
 
 def _select_bit(word: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """Index of the ``rank``-th (from 0) set bit of each word, by binary search on popcounts."""
-    position = np.zeros(len(word), np.int64)
-    rank = rank.astype(np.int64)
+    """Index (``uint64``) of the ``rank``-th (from 0) set bit of each word, by binary
+    search on popcounts: each round keeps the lower half of the remaining window or
+    skips past it."""
+    position = np.zeros(len(word), U64)
+    rank = rank.astype(np.uint8)
     for width in (32, 16, 8, 4, 2, 1):
-        low_part = (word >> position.astype(U64)) & U64((1 << width) - 1)
-        below = np.bitwise_count(low_part).astype(np.int64)
+        below = np.bitwise_count((word >> position) & U64((1 << width) - 1))
         up = rank >= below
-        rank -= np.where(up, below, 0)
-        position += np.where(up, width, 0)
+        rank -= below * up
+        position += U64(width) * up
     return position

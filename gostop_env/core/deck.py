@@ -91,11 +91,17 @@ def shuffled_decks(rules: Rules, rng: np.random.Generator, count: int) -> np.nda
 
 
 def _maybe_void(rules: Rules, decks: np.ndarray) -> np.ndarray:
-    """Decks that may deal a void layout: four of a month, or a joker, in the layout slices."""
+    """Decks that may deal a void layout: four of a month, or a joker, in the layout slices.
+
+    The layout slices' cards as one bitboard per deck (bit = card id); a month is full when
+    its four bits (a nibble) are all set; jokers are bits 48 and up."""
     layout = np.concatenate([decks[:, a:b] for seat, a, b in DEAL_PACKETS[rules.players] if seat < 0], axis=1)
-    months = MONTH[layout.astype(np.int64)]
-    four = (months[:, :, None] == np.arange(12)).sum(axis=1).max(axis=1) == 4
-    return four | (months < 0).any(axis=1)
+    board = np.bitwise_or.reduce(np.uint64(1) << layout.astype(np.uint64), axis=1)
+    full = board & (board >> np.uint64(1)) & (board >> np.uint64(2)) & (board >> np.uint64(3)) & _NIBBLE_LOW
+    return (full != 0) | ((board >> np.uint64(NUM_MONTH_CARDS)) != 0)
+
+
+_NIBBLE_LOW = np.uint64(0x111111111111)  # bit 0 of each month's four bits
 
 
 def decks_from_seeds(rules: Rules, seeds: Sequence[int]) -> np.ndarray:
