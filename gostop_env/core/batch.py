@@ -31,6 +31,8 @@ from .rules import Rules
 
 U64 = np.uint64
 ONE = U64(1)
+ALL = U64(0xFFFFFFFFFFFFFFFF)
+NONE = U64(0)
 NIBBLE_LOW = U64(0x111111111111)  # bit 0 of each month's nibble
 M1, M2 = U64(0x5555555555555555), U64(0x3333333333333333)
 GO_STOP_WORD1 = U64((1 << (A.GO - 64)) | (1 << (A.STOP - 64)))
@@ -45,6 +47,12 @@ _AFTER_TURN_STAGE = np.array([NEXT_TURN, DECIDE, DECIDE, STOP], np.int8)
 _AFTER_TURN_PHASE = np.array([Phase.PLAY, Phase.PLAY, Phase.GO_STOP, Phase.PLAY], np.int8)
 #: The event of a flip onto the played card's month, by outcome (0: none, counted as nothing).
 _OWN_MONTH_EVENT = np.array([Event.PPUK, Event.PPUK, Event.JJOK, Event.TTADAK], np.int64)
+#: Legal-action parts by phase: the hand's cards (PLAY only), the pass action (PLAY only,
+#: with a token), and word 1's fixed bits (go and stop). Choices come from ``candidates``,
+#: which is non-zero only while a choice is asked.
+_PLAY_MASK = np.array([ALL if ph == Phase.PLAY else NONE for ph in Phase], U64)
+_PASS_WORD = np.array([U64(1 << (A.PASS - 64)) if ph == Phase.PLAY else NONE for ph in Phase], U64)
+_HIGH_WORD = np.array([GO_STOP_WORD1 if ph == Phase.GO_STOP else NONE for ph in Phase], U64)
 
 
 def _decision_kinds() -> np.ndarray:
@@ -61,16 +69,23 @@ _DECISION_KIND = _decision_kinds().reshape(-1)  # flat: [phase * (NUM_ACTIONS + 
 
 MONTH_OF = C.MONTH.astype(np.int64)
 BRIGHT_POINTS = np.array([0, 0, 0, 0, 0, 0, 3, 2, 4, 4, 15, 15], np.int16)  # [brights*2 + rain]
-GODORI = U64(C.bits(C.GODORI_BIRDS))
-GROUPS = tuple(U64(C.bits(g)) for g in C.RIBBON_GROUPS.values())
+_SETS = ((U64(C.bits(C.GODORI_BIRDS)), np.uint8(5)),) + tuple(  # (cards, points) of §7's sets
+    (U64(C.bits(g)), np.uint8(3)) for g in C.RIBBON_GROUPS.values())
 BIT32 = U64(1 << C.SEPTEMBER_ANIMAL)
 MONTH_BITS = np.array([0xF << (4 * m) for m in range(12)], U64)  # [month]: its four cards
 
-
-ALL = U64(0xFFFFFFFFFFFFFFFF)
-NONE = U64(0)
 _SHIFT_OF = np.array([4 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], U64)
 _KEY_BASE = np.array([16 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], np.int64)
+
+
+@functools.lru_cache(maxsize=None)
+def _dealt_columns(players: int) -> tuple[np.ndarray, np.ndarray]:
+    """The dealt deck positions grouped by where they go (seat 0, 1, ..., then the layout),
+    and where each group starts: one ``reduceat`` deals every hand and the layout."""
+    groups = [[i for s, a, b in DEAL_PACKETS[players] if s == seat for i in range(a, b)]
+              for seat in [*range(players), -1]]
+    starts = np.cumsum([0] + [len(g) for g in groups[:-1]])
+    return np.array(sum(groups, []), np.intp), starts
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,10 +117,6 @@ def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
             t["place"][key] = ALL if not on else NONE
             t["partner"][key] = on[0] if len(on) in (1, 2) and taken else -1
     return t
-
-
-def popcount(x: np.ndarray) -> np.ndarray:
-    return np.bitwise_count(x).astype(np.int16)
 
 
 _BIT_OF = np.array([0] + [1 << c for c in range(C.NUM_CARDS)], U64)  # index card + 1
@@ -170,29 +181,40 @@ def read_piles(piles: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
     return {k: np.where(use, alt[k], base[k]) for k in base}
 
 
-def _read(piles: np.ndarray, september_as_junk: bool) -> dict[str, np.ndarray]:
+def pile_scores(piles: np.ndarray, rules: Rules) -> np.ndarray:
+    """The §7 score alone (int16) of bitboard piles of any shape: ``read_piles(...)["score"]``."""
+    if rules.september_dual:
+        return read_piles(piles, rules)["score"]
+    tally = _tally(piles, september_as_junk=False)
+    return _score(piles, BRIGHT_POINTS[2 * tally[0] + tally[1]], *tally[2:])
+
+
+def _tally(piles: np.ndarray, september_as_junk: bool) -> tuple[np.ndarray, ...]:
+    """(brights, rain bright held, animals, ribbons, junk value) of each pile, unsigned."""
     animals_mask = U64(C.ANIMALS & ~(1 << 32)) if september_as_junk else U64(C.ANIMALS)
     value2 = U64(C.VALUE2_JUNK | (1 << 32)) if september_as_junk else U64(C.VALUE2_JUNK)
-    brights = popcount(piles & U64(C.BRIGHTS))
-    rain = ((piles >> U64(C.RAIN_BRIGHT)) & ONE).astype(np.int16)
-    bright_points = BRIGHT_POINTS[brights * 2 + rain]
-    animals = popcount(piles & animals_mask)
-    ribbons = popcount(piles & U64(C.RIBBONS))
-    junk = popcount(piles & U64(C.PLAIN_JUNK)) + 2 * popcount(piles & value2) + 3 * popcount(
-        piles & U64(C.VALUE3_JUNK)
-    )
-    groups = sum(((piles & g) == g).astype(np.int16) for g in GROUPS)
-    score = (
-        bright_points
-        + np.maximum(animals - 4, 0)
-        + 5 * ((piles & GODORI) == GODORI)
-        + np.maximum(ribbons - 4, 0)
-        + 3 * groups
-        + np.maximum(junk - 9, 0)
-    )
+    count = np.bitwise_count
+    junk = count(piles & U64(C.PLAIN_JUNK)) + 2 * count(piles & value2) + 3 * count(piles & U64(C.VALUE3_JUNK))
+    return (count(piles & U64(C.BRIGHTS)), (piles >> U64(C.RAIN_BRIGHT)) & ONE, count(piles & animals_mask),
+            count(piles & U64(C.RIBBONS)), junk)
+
+
+def _score(piles: np.ndarray, bright_points: np.ndarray, animals: np.ndarray, ribbons: np.ndarray,
+           junk: np.ndarray) -> np.ndarray:
+    """§7: bright points, animals, ribbons and junk beyond their thresholds, and the sets."""
+    excess = np.maximum(animals, 4) + np.maximum(ribbons, 4) + np.maximum(junk, 9) - 17
+    for cards, points in _SETS:
+        excess += points * ((piles & cards) == cards)
+    return bright_points + excess
+
+
+def _read(piles: np.ndarray, september_as_junk: bool) -> dict[str, np.ndarray]:
+    brights, rain, animals, ribbons, junk = _tally(piles, september_as_junk)
+    bright_points = BRIGHT_POINTS[2 * brights + rain]
+    score = _score(piles, bright_points, animals, ribbons, junk)
     september = np.full(piles.shape, september_as_junk)
-    return dict(score=score, brights=brights, bright_points=bright_points, animals=animals,
-                junk=junk, september_as_junk=september)
+    return dict(score=score, brights=brights.astype(np.int16), bright_points=bright_points,
+                animals=animals.astype(np.int16), junk=junk.astype(np.int16), september_as_junk=september)
 
 
 #: Per-game fields: (dtype, per seat, initial value). ``stock``, ``stack_owner`` and
@@ -247,7 +269,7 @@ class GameBatch:
     def _deal_into(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray | int) -> BatchEvents:
         """Reset games ``index`` to the start of the hands dealt by ``decks`` (§2, §3);
         returns their deal events."""
-        carry = np.broadcast_to(np.asarray(carry, np.int16), index.shape)
+        carry = np.asarray(carry, np.int16)
         if (carry < 0).any():
             raise ValueError("carry must be >= 0")
         self._new_events()
@@ -255,14 +277,13 @@ class GameBatch:
             getattr(self, name)[index] = value
         self.stack_owner[index], self.stack_turn[index] = -1, 0
         self.carry[index] = carry
-        self.stock[index] = decks[:, DEALT[self.rules.players]:]
-        self.stock_len[index] = decks.shape[1] - DEALT[self.rules.players]
-        for seat, start, stop in DEAL_PACKETS[self.rules.players]:
-            packet = np.bitwise_or.reduce(bit(decks[:, start:stop]), axis=1)
-            if seat < 0:
-                self.layout[index] |= packet
-            else:
-                self.hands[index, seat] |= packet
+        players = self.rules.players
+        self.stock[index] = decks[:, DEALT[players]:]
+        self.stock_len[index] = decks.shape[1] - DEALT[players]
+        columns, starts = _dealt_columns(players)
+        dealt = np.bitwise_or.reduceat(_BIT_OF[decks[:, columns].astype(np.intp) + 1], starts, axis=1)
+        self.hands[index] = dealt[:, :players]
+        self.layout[index] = dealt[:, players]
         self._deal(index)
         self._legal[index] = self._compute_legal(index)
         return self._events.rows(index)
@@ -490,14 +511,17 @@ class GameBatch:
             handlers[code](idx, actions[idx])
 
     def _run_stages(self) -> None:
-        """Move every game through the stages of its turn until it awaits a decision."""
-        handlers = (None, self._resolve_h, self._flip, self._end_turn, self._next_turn, self._stop)
-        while True:
-            present = np.flatnonzero(np.bincount(self._stage, minlength=len(handlers))[1:]) + 1
-            if not present.size:
-                return
-            for stage in present:
-                handlers[stage](np.flatnonzero(self._stage == stage))
+        """Move every game through the stages of its turn until it awaits a decision.
+
+        Each pass runs the stages in turn order, so a game usually finishes its turn in one
+        pass; a flip-only turn begun at the end of a pass (§14.2) takes another."""
+        handlers = ((RESOLVE_H, self._resolve_h), (FLIP, self._flip), (END_TURN, self._end_turn),
+                    (NEXT_TURN, self._next_turn), (STOP, self._stop))
+        while (self._stage != DECIDE).any():
+            for stage, handler in handlers:
+                idx = np.flatnonzero(self._stage == stage)
+                if idx.size:
+                    handler(idx)
 
     # ---- decisions -------------------------------------------------------------------------
     def _play_card(self, idx: np.ndarray, card: np.ndarray) -> None:
@@ -691,7 +715,7 @@ class GameBatch:
         thieves = np.flatnonzero(steals)
         if thieves.size:
             self._steal(idx[thieves], seat[thieves], steals[thieves])
-        self.scores[idx] = read_piles(self.piles[idx], self.rules)["score"]  # steals change the givers' too
+        flat(self.scores)[slot] = pile_scores(flat(self.piles)[slot], self.rules)
         self._check_go_stop(idx, slot, last_turn)
 
     def _cards_out(self, idx: np.ndarray) -> np.ndarray:
@@ -704,10 +728,11 @@ class GameBatch:
         """Each opponent gives ``steals`` junk cards, one at a time (§6; see ``_junk_to_give``)."""
         players = self.rules.players
         piles, stolen = flat(self.piles), flat(self._events.stolen)
-        to_slot = self._slot(idx, taker)
+        to_slot, givers = self._slot(idx, taker), []
         for offset in range(1, players):
             giver = (taker + offset) % players
             from_slot = self._slot(idx, giver)
+            givers.append(from_slot)
             for round_ in range(int(steals.max())):
                 card = self._junk_to_give(piles[from_slot])
                 if round_:
@@ -715,6 +740,8 @@ class GameBatch:
                 piles[from_slot] &= ~card
                 piles[to_slot] |= card
                 stolen[to_slot * players + giver] |= card
+        given = np.concatenate(givers)  # the takers are rescored with the rest of their turn
+        flat(self.scores)[given] = pile_scores(piles[given], self.rules)
     def _junk_to_give(self, piles: np.ndarray) -> np.ndarray:
         """The junk card each giver hands over, as a bitboard (0 when it has none; §6)."""
         value2 = U64(C.VALUE2_JUNK)
@@ -729,10 +756,10 @@ class GameBatch:
     def _update_scores(self, idx: np.ndarray, seat: np.ndarray | None = None) -> None:
         """Rescore the piles of ``seat`` (per game), or of every seat, in games ``idx``."""
         if seat is None:
-            self.scores[idx] = read_piles(self.piles[idx], self.rules)["score"]
+            self.scores[idx] = pile_scores(self.piles[idx], self.rules)
         else:
             slot = self._slot(idx, seat)
-            flat(self.scores)[slot] = read_piles(flat(self.piles)[slot], self.rules)["score"]
+            flat(self.scores)[slot] = pile_scores(flat(self.piles)[slot], self.rules)
 
     # ---- §8 go or stop ---------------------------------------------------------------------
     def _check_go_stop(self, idx: np.ndarray, slot: np.ndarray, last_turn: np.ndarray) -> None:
@@ -859,30 +886,23 @@ class GameBatch:
 
     # ---- §11 legal actions -----------------------------------------------------------------
     def _compute_legal(self, games: np.ndarray | None = None) -> np.ndarray:
-        """Legal-action words of ``games`` (all games when None), ``(n, 2)`` uint64."""
-        sel = slice(None) if games is None else games
-        phase = self.phase[sel]
-        legal = np.zeros((len(phase), 2), U64)
-        play = np.flatnonzero(phase == Phase.PLAY)
-        if play.size:
-            legal[play] = self._play_legal(play if games is None else games[play])
-        choose = (phase == Phase.CHOOSE_HAND) | (phase == Phase.CHOOSE_FLIP)
-        legal[:, 1] |= np.where(choose, self.candidates[sel] << U64(A.CHOOSE - 64), U64(0))
-        legal[:, 1] |= np.where(phase == Phase.GO_STOP, GO_STOP_WORD1, U64(0))
-        return legal
+        """Legal-action words of ``games`` (all games when None), ``(n, 2)`` uint64.
 
-    def _play_legal(self, idx: np.ndarray) -> np.ndarray:
+        Computed for every game at once; each part is masked by the phase it belongs to."""
+        idx = np.arange(len(self)) if games is None else games
+        phase = self.phase[idx]
         slot = self._slot(idx, self.seat[idx])
-        hand = flat(self.hands)[slot]
-        words = np.zeros((idx.size, 2), U64)
-        words[:, 0] = hand
-        words[:, 1] = np.where(flat(self.pass_tokens)[slot] > 0, ONE << U64(A.PASS - 64), U64(0))
+        hand = flat(self.hands)[slot] & _PLAY_MASK[phase]
+        legal = np.empty((idx.size, 2), U64)
+        legal[:, 0] = hand
+        legal[:, 1] = ((self.candidates[idx] << U64(A.CHOOSE - 64)) | _HIGH_WORD[phase]
+                       | np.where(flat(self.pass_tokens)[slot] > 0, _PASS_WORD[phase], NONE))
         counts = nibble_counts(hand & ~flat(self.revealed)[slot])
         threes = counts & (counts >> ONE) & ~(counts >> U64(2)) & NIBBLE_LOW
         rare = np.flatnonzero(threes)
         if rare.size:
-            words[rare] |= self._shake_bomb_words(idx[rare], threes[rare])
-        return words
+            legal[rare] |= self._shake_bomb_words(idx[rare], threes[rare])
+        return legal
 
     def _shake_bomb_words(self, idx: np.ndarray, threes: np.ndarray) -> np.ndarray:
         """Shake and bomb action bits for games holding three unshaken cards of a month."""
