@@ -159,15 +159,14 @@ def nibble_counts(board: np.ndarray) -> np.ndarray:
 
 
 def months_of_flags(flags: np.ndarray) -> np.ndarray:
-    """12-bit month masks (bit m) from nibble flags (bit 4m), per game.
+    """12-bit month masks (bit m) from nibble flags (bit 4m), any shape.
 
-    Four months at a time: multiplying bits 0, 4, 8, 12 by 0b1001001001 moves bit 4i
-    to bit 9 + i, with no other product bit landing on bits 9..12."""
-    months = np.zeros(flags.shape, U64)
-    for chunk in range(3):
-        four = (flags >> U64(16 * chunk)) & U64(0x1111)
-        months |= (((four * U64(0x249)) >> U64(9)) & U64(0xF)) << U64(4 * chunk)
-    return months
+    Three rounds of shift-or-mask pack the flags together: pairs of months into each byte,
+    then four months into each 16 bits, eight into each 32, and the last round joins all."""
+    x = (flags | (flags >> U64(3))) & U64(0x0303030303030303)
+    x = (x | (x >> U64(6))) & U64(0x000F000F000F000F)
+    x = (x | (x >> U64(12))) & U64(0x000000FF000000FF)
+    return (x | (x >> U64(24))) & U64(0xFFFF)
 
 
 def read_piles(piles: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
@@ -392,7 +391,7 @@ class GameBatch:
 
     @property
     def done(self) -> np.ndarray:
-        return self.phase == Phase.DONE
+        return self.phase == int(Phase.DONE)  # a plain int: comparing with an IntEnum is slower
 
     @property
     def next_carry(self) -> np.ndarray:
@@ -857,7 +856,7 @@ class GameBatch:
 
     def _end_hand(self, idx: np.ndarray, result: int) -> None:
         self.result[idx] = result
-        self.phase[idx] = Phase.DONE
+        self.phase[idx] = int(Phase.DONE)
         self._stage[idx] = DECIDE
         self._events.payments[idx] = self.payments[idx]
 
@@ -873,7 +872,7 @@ class GameBatch:
     def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event | np.ndarray,
                when: np.ndarray | None = None) -> None:
         """Count ``event`` (one, or one per game) for ``seat`` in games ``idx`` (where ``when`` is True)."""
-        at = self._slot(idx, seat) * NUM_EVENTS + event
+        at = self._slot(idx, seat) * NUM_EVENTS + (event if isinstance(event, np.ndarray) else int(event))
         flat(self._events.counts)[at] += 1 if when is None else when
 
     def _new_events(self) -> None:
