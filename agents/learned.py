@@ -14,6 +14,7 @@ Requires torch and sb3-contrib (``pip install "gostop[rl]"``).
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,9 @@ def load_model(name_or_path: str, rules: Rules | None = None, deterministic: boo
     if rules is not None and rules.players != meta["players"]:
         raise ValueError(f"model {name_or_path!r} was trained for {meta['players']} players, not {rules.players}")
     weights = folder.resolve() / POLICY_FILE
-    network = NetworkPolicy(_load_network(str(weights), weights.stat().st_mtime_ns), meta["encoding"],
+    stat = weights.stat()
+    version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    network = NetworkPolicy(_load_network(str(weights), version), meta["encoding"],
                             deterministic, name=f"model:{name_or_path}")
     if meta["decides"] == "all":
         return network
@@ -113,9 +116,10 @@ def load_model(name_or_path: str, rules: Rules | None = None, deterministic: boo
 
 
 @lru_cache(maxsize=16)
-def _load_network(path: str, modified_ns: int) -> Any:
+def _load_network(path: str, version: tuple[int, int, int]) -> Any:
     """Load a saved policy network once per file version (tournaments build agents per work
-    unit; a rewritten file has a new modification time, so it is loaded again)."""
+    unit). ``version`` is (inode, modification time, size): :func:`save_model` replaces the
+    file with a new one, so a rewritten model is loaded again even within one clock tick."""
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
     network = MaskableActorCriticPolicy.load(path, device="cpu")
@@ -132,6 +136,8 @@ def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
         raise ValueError("a go/stop model needs the name of its card_player")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    network.save(str(folder / POLICY_FILE))
+    partial = folder / (POLICY_FILE + ".partial")
+    network.save(str(partial))
+    os.replace(partial, folder / POLICY_FILE)  # readers never see a half-written file
     (folder / META_FILE).write_text(json.dumps({"format": MODEL_FORMAT, **meta}, indent=2) + "\n")
     return folder

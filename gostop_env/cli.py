@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sweep.add_argument("--deals", type=int, default=2000)
     sweep.add_argument("--seed", type=int, default=0)
     sweep.add_argument("--workers", type=int, default=1)
-    sweep.add_argument("--out", default=None, help="also write the table as CSV here")
+    sweep.add_argument("--out", default=None, help="also write the table as CSV (or .parquet) here")
     values = kinds.add_parser("values", help="go and stop values at every go/stop decision of many hands")
     values.add_argument("agents", nargs="+", help="one agent per seat (or one for every seat)")
     values.add_argument("--players", type=int, default=2)
@@ -284,9 +284,19 @@ def _sweep(args: argparse.Namespace) -> int:
         print(f"| {r['agent']} | {r['chips']:+.3f} | {low:+.3f} .. {high:+.3f} | {r['win_rate']:.1%} "
               f"| {r['go_rate']:.1%} | {r['go_success']:.1%} |")
     if args.out:
-        save_table({k: [r[k] if k != "chips_ci" else f"{r[k][0]:.4f}..{r[k][1]:.4f}" for r in rows] for k in rows[0]},
-                   args.out)
+        save_table({k: [_with_interval_bounds(r)[k] for r in rows] for k in _with_interval_bounds(rows[0])}, args.out)
     return 0
+
+
+def _with_interval_bounds(row: dict) -> dict:
+    """A sweep row with its ``chips_ci`` pair as two numeric columns, ``chips_low`` and ``chips_high``."""
+    flat = {}
+    for key, value in row.items():
+        if key == "chips_ci":
+            flat["chips_low"], flat["chips_high"] = value
+        else:
+            flat[key] = value
+    return flat
 
 
 def _values(args: argparse.Namespace) -> int:

@@ -142,3 +142,13 @@ def test_go_stop_commands(tmp_path, capsys):
     assert "advantage of going" in capsys.readouterr().out and len(load_table(out)["go"]) > 0
     assert main(["tournament", "greedy", "random", "--deals", "20", "--decisions", "--out", str(tmp_path / "t")]) == 0
     assert (tmp_path / "t" / "decisions.csv").exists()
+
+
+def test_sweep_command_writes_numeric_interval_columns(tmp_path, capsys):
+    out = tmp_path / "sweep.csv"
+    assert main(["go-stop", "sweep", "--k", "7", "--gos", "1", "--stock", "none", "--margin", "none",
+                 "--deals", "20", "--out", str(out)]) == 0
+    assert "chips/hand" in capsys.readouterr().out
+    table = load_table(out)
+    assert list(table["agent"]) == ["greedy:stop=threshold:k=7:gos=1"]
+    assert table["chips_low"][0] <= table["chips"][0] <= table["chips_high"][0]

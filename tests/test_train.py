@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents.greedy import Greedy  # noqa: E402
-from agents.learned import GoStopComposite, NetworkPolicy, load_model  # noqa: E402
+from agents.learned import GoStopComposite, NetworkPolicy, load_model, read_meta, save_model  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from gostop_env.core import Phase, Rules  # noqa: E402
 from gostop_env.core import actions as A  # noqa: E402
@@ -142,6 +142,10 @@ def test_network_policy_plays_legal_moves_and_samples_reproducibly(tmp_path):
     assert (first == second).all() and masks[np.arange(16), first].all()
     with pytest.raises(ValueError, match="trained for 2 players"):
         load_model(str(out / "model"), Rules.preset("seed", players=3))
+    assert load_model(str(out / "model")).network is policy.network  # loaded once per file version
+    save_model(policy.network, out / "model", read_meta(out / "model"))
+    assert load_model(str(out / "model")).network is not policy.network  # a rewritten file is read again
+    assert not list((out / "model").glob("*.partial"))
     with pytest.raises(ValueError, match="no model"):
         make_agent(f"model:{tmp_path / 'nothing'}")
 
