@@ -103,16 +103,16 @@ def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
     ``pick``: the layout cards the card takes (none when a choice is needed);
     ``place``: all-ones when the card is placed; ``take``: all-ones when it takes;
     ``choose``: a choice between two is asked (§5 [gap], §14.13); ``did``: the h_did code;
-    ``partner``: the card it pairs with, or -1.
+    ``partner``: the card it pairs with, or -1; ``stack``: a stack of three is taken (§6.4).
     """
     size = 12 * 16
     t = dict(pick=np.zeros(size, U64), place=np.zeros(size, U64), take=np.zeros(size, U64),
              choose=np.zeros(size, bool), did=np.zeros(size, np.int8), partner=np.full(size, -1, np.int8),
-             count=np.zeros(size, np.int8))
+             stack=np.zeros(size, bool))
     for month in range(12):
         for nibble in range(16):
             key, on = 16 * month + nibble, [4 * month + s for s in range(4) if nibble >> s & 1]
-            t["count"][key] = len(on)
+            t["stack"][key] = len(on) == 3
             t["did"][key] = (H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_STACKED)[len(on)]
             differ = len(on) == 2 and (C.KIND[on[0]] != C.KIND[on[1]] or C.JUNK_VALUE[on[0]] != C.JUNK_VALUE[on[1]])
             t["choose"][key] = len(on) == 2 and (differ or choice_rule == "always")
@@ -269,7 +269,7 @@ class GameBatch:
         self.stock = np.full((batch, stock_width), -1, np.int8)
         self.stack_owner = np.full((batch, 12), -1, np.int8)
         self.stack_turn = np.zeros((batch, 12), np.int16)
-        self._legal = np.zeros((batch, 2), U64)
+        self._legal: np.ndarray | None = None  # computed when first read after a change
         self._new_events()
 
     def _deal_into(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray | int) -> BatchEvents:
@@ -291,7 +291,7 @@ class GameBatch:
         self.hands[index] = dealt[:, :players]
         self.layout[index] = dealt[:, players]
         self._deal(index)
-        self._legal[index] = self._compute_legal(index)
+        self._legal = None
         return self._events.rows(index)
 
     # ---- construction ------------------------------------------------------------------
@@ -341,7 +341,7 @@ class GameBatch:
         flip_only = ~go_stop & (new.hands[all_games, new.seat] == 0)
         new._stage[flip_only] = FLIP
         new._run_stages()
-        new._legal = new._compute_legal()
+        new._legal = None
         return new
 
     def _load(self, i: int, p: Position) -> None:
@@ -407,17 +407,22 @@ class GameBatch:
 
     @property
     def legal_bits(self) -> np.ndarray:
-        """Legal actions as ``(B, 2)`` uint64 words: action a is bit ``a % 64`` of word ``a // 64``."""
+        """Legal actions as ``(B, 2)`` uint64 words: action a is bit ``a % 64`` of word ``a // 64``.
+
+        Found when first read after a step or a deal (a batch that deals finished games
+        again right after a step computes them once)."""
+        if self._legal is None:
+            self._legal = self._compute_legal()
         return self._legal
 
     def legal_action_mask(self) -> np.ndarray:
         """``(B, 125)`` bool mask of the legal actions (§11); all False for finished games."""
-        as_bytes = self._legal.view(np.uint8).reshape(len(self), 16)
+        as_bytes = self.legal_bits.view(np.uint8).reshape(len(self), 16)
         return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, : A.NUM_ACTIONS].astype(bool)
 
     def legal_actions(self, i: int) -> list[int]:
         """Legal action ids of game ``i``, ascending."""
-        words = [int(w) for w in self._legal[i]]
+        words = [int(w) for w in self.legal_bits[i]]
         return [a for a in range(A.NUM_ACTIONS) if words[a >> 6] >> (a & 63) & 1]
 
     def snapshot(self, i: int) -> dict:
@@ -449,8 +454,9 @@ class GameBatch:
         """A new batch of the chosen games (an index array, boolean mask or slice), copied."""
         new = object.__new__(GameBatch)
         new.rules, new._tables = self.rules, self._tables
-        for name in _FIELDS + ("_legal", "_stage"):
+        for name in _FIELDS + ("_stage",):
             setattr(new, name, np.array(getattr(self, name)[index]))
+        new._legal = None
         new._new_events()
         new.deal_events = new._events
         return new
@@ -465,7 +471,7 @@ class GameBatch:
             raise ValueError("cannot concatenate batches played under different rules")
         width = max(b.stock.shape[1] for b in batches)
         new = batches[0].select(slice(None))
-        for name in _FIELDS + ("_legal", "_stage"):
+        for name in _FIELDS + ("_stage",):
             parts = [getattr(b, name) for b in batches]
             if name == "stock":
                 parts = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in parts]
@@ -492,7 +498,7 @@ class GameBatch:
         self._new_events()
         self._dispatch(actions)
         self._run_stages()
-        self._legal = self._compute_legal()
+        self._legal = None
         return self._events
 
     def _check_actions(self, actions: np.ndarray) -> None:
@@ -500,7 +506,7 @@ class GameBatch:
             raise ValueError(f"expected {len(self)} actions (one per game), got {actions.shape[0]}")
         in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
         safe = np.where(in_range, actions, 0)
-        word = flat(self._legal)[2 * np.arange(len(self)) + (safe >> 6)]
+        word = flat(self.legal_bits)[2 * np.arange(len(self)) + (safe >> 6)]
         legal = in_range & (((word >> (safe & 63).astype(U64)) & ONE) == ONE)
         ok = (actions == A.NO_ACTION) | (legal & ~self.done)
         if not ok.all():
@@ -597,23 +603,22 @@ class GameBatch:
 
     # ---- §5 matching -----------------------------------------------------------------------
     def _resolve_h(self, idx: np.ndarray) -> None:
-        h = self.h[idx]
-        kind, waiting, partner = self._match(idx, h, Phase.CHOOSE_HAND)
-        self.h_did[idx] = kind
-        self.h_partner[idx] = partner
+        key, waiting = self._match(idx, self.h[idx], Phase.CHOOSE_HAND)
+        self.h_did[idx] = self._tables["did"][key]
+        self.h_partner[idx] = self._tables["partner"][key]
         self._stage[idx] = np.where(waiting, DECIDE, FLIP)
 
-    def _match(self, idx: np.ndarray, card: np.ndarray, choice_phase: Phase) -> tuple[np.ndarray, ...]:
+    def _match(self, idx: np.ndarray, card: np.ndarray, choice_phase: Phase) -> tuple[np.ndarray, np.ndarray]:
         """§5's first table for ``card`` against the layout.
 
-        Returns (what it did, awaiting a choice, the layout card it paired with or -1)."""
-        t = self._tables
+        Returns (the table key: see ``_match_tables``, awaiting a choice)."""
+        t, card = self._tables, card.astype(np.intp)
         layout = self.layout[idx]
-        key = _KEY_BASE[card] + ((layout >> _SHIFT_OF[card]) & U64(0xF)).astype(np.int64)
-        card_bit, pick = _BIT_OF[card.astype(np.int64) + 1], t["pick"][key]
+        key = _KEY_BASE[card] + ((layout >> _SHIFT_OF[card]) & U64(0xF)).astype(np.intp)
+        card_bit, pick = _BIT_OF[card + 1], t["pick"][key]
         self.layout[idx] = (layout & ~pick) | (card_bit & t["place"][key])
         self.taken[idx] |= (card_bit | pick) & t["take"][key]
-        stack = np.flatnonzero(t["count"][key] == 3)
+        stack = np.flatnonzero(t["stack"][key])
         if stack.size:
             self._stack_capture(idx[stack], MONTH_OF[card[stack]])
         choose = t["choose"][key]
@@ -621,8 +626,8 @@ class GameBatch:
             c = idx[choose]
             self.candidates[c] = layout[choose] & (U64(0xF) << _SHIFT_OF[card[choose]])
             self.taken[c] |= card_bit[choose]  # taken whatever is chosen
-            self.phase[c] = choice_phase
-        return t["did"][key], choose, t["partner"][key]
+            self.phase[c] = int(choice_phase)
+        return key, choose
 
     def _take_pair(self, idx: np.ndarray, card: np.ndarray, target: np.ndarray) -> None:
         t = bit(target)
@@ -679,7 +684,7 @@ class GameBatch:
             self._flip_onto_own_month(idx[same], f[same], last)
         other = ~same
         if other.any():
-            _, waiting, _ = self._match(idx[other], f[other], Phase.CHOOSE_FLIP)
+            _, waiting = self._match(idx[other], f[other], Phase.CHOOSE_FLIP)
             self._stage[idx[other][waiting]] = DECIDE
 
     def _flip_onto_own_month(self, idx: np.ndarray, f: np.ndarray, last: np.ndarray) -> None:
@@ -891,23 +896,21 @@ class GameBatch:
         return idx * self.rules.players + seat
 
     # ---- §11 legal actions -----------------------------------------------------------------
-    def _compute_legal(self, games: np.ndarray | None = None) -> np.ndarray:
-        """Legal-action words of ``games`` (all games when None), ``(n, 2)`` uint64.
-
-        Computed for every game at once; each part is masked by the phase it belongs to."""
-        idx = np.arange(len(self)) if games is None else games
-        phase = self.phase[idx]
-        slot = self._slot(idx, self.seat[idx])
+    def _compute_legal(self) -> np.ndarray:
+        """Legal-action words of every game, ``(B, 2)`` uint64, found for all games at once;
+        each part is masked by the phase it belongs to."""
+        phase = self.phase
+        slot = self._slot(np.arange(len(self)), self.seat)
         hand = flat(self.hands)[slot] & _PLAY_MASK[phase]
-        legal = np.empty((idx.size, 2), U64)
+        legal = np.empty((len(self), 2), U64)
         legal[:, 0] = hand
-        legal[:, 1] = ((self.candidates[idx] << U64(A.CHOOSE - 64)) | _HIGH_WORD[phase]
+        legal[:, 1] = ((self.candidates << U64(A.CHOOSE - 64)) | _HIGH_WORD[phase]
                        | np.where(flat(self.pass_tokens)[slot] > 0, _PASS_WORD[phase], NONE))
         counts = nibble_counts(hand & ~flat(self.revealed)[slot])
         threes = counts & (counts >> ONE) & ~(counts >> U64(2)) & NIBBLE_LOW
         rare = np.flatnonzero(threes)
         if rare.size:
-            legal[rare] |= self._shake_bomb_words(idx[rare], threes[rare])
+            legal[rare] |= self._shake_bomb_words(rare, threes[rare])
         return legal
 
     def _shake_bomb_words(self, idx: np.ndarray, threes: np.ndarray) -> np.ndarray:
