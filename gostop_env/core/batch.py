@@ -47,12 +47,14 @@ _H_DID = {None: 0, PLACED: 1, PAIRED: 2, CHOSE: 3, STACKED: 4, BOMBED: 5}
 H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (_H_DID[k] for k in (PLACED, PAIRED, CHOSE, STACKED, BOMBED))
 
 # Stages of a turn inside a step.
-DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = range(6)
+DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = (np.int8(stage) for stage in range(6))
 #: After a turn, by 2 * (go/stop allowed) + (last turn): next turn; nagari; ask go or stop;
 #: stop (the last turn's automatic stop, §8).
 _AFTER_TURN_STAGE = np.array([NEXT_TURN, DECIDE, DECIDE, STOP], np.int8)
 _AFTER_TURN_PHASE = np.array([Phase.PLAY, Phase.PLAY, Phase.GO_STOP, Phase.PLAY], np.int8)
 #: The event of a flip onto the played card's month, by outcome (0: none, counted as nothing).
+#: [choice phase][choice asked]: a game's phase after a card is matched (PLAY, or the choice).
+_PHASE_IF_CHOICE = {int(ph): np.array([Phase.PLAY, ph], np.int8) for ph in (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP)}
 _OWN_MONTH_EVENT = np.array([Event.PPUK, Event.PPUK, Event.JJOK, Event.TTADAK], np.int64)
 #: Legal-action parts by phase: the hand's cards (PLAY only), the pass action (PLAY only,
 #: with a token), and word 1's fixed bits (go and stop). Choices come from ``candidates``,
@@ -101,12 +103,15 @@ def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
     for every key ``16 * month + nibble`` (nibble: which of the month's cards lie there).
 
     ``pick``: the layout cards the card takes (none when a choice is needed);
-    ``place``: all-ones when the card is placed; ``take``: all-ones when it takes;
-    ``choose``: a choice between two is asked (§5 [gap], §14.13); ``did``: the h_did code;
+    ``place``: all-ones when the card is placed; ``keep``: all-ones when the card goes to
+    the turn's captures (it takes, or a choice is asked); ``choose``: a choice between two
+    is asked (§5 [gap], §14.13); ``candidates``: the month's four bits when a choice is
+    asked, else 0; ``did``: the h_did code;
     ``partner``: the card it pairs with, or -1; ``stack``: a stack of three is taken (§6.4).
     """
     size = 12 * 16
-    t = dict(pick=np.zeros(size, U64), place=np.zeros(size, U64), take=np.zeros(size, U64),
+    t = dict(pick=np.zeros(size, U64), place=np.zeros(size, U64), keep=np.zeros(size, U64),
+             candidates=np.zeros(size, U64),
              choose=np.zeros(size, bool), did=np.zeros(size, np.int8), partner=np.full(size, -1, np.int8),
              stack=np.zeros(size, bool))
     for month in range(12):
@@ -120,7 +125,8 @@ def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
             if len(on) == 0 or t["choose"][key]:
                 taken = []
             t["pick"][key] = C.bits(taken)
-            t["take"][key] = ALL if taken else NONE
+            t["keep"][key] = ALL if taken or t["choose"][key] else NONE
+            t["candidates"][key] = 0xF << (4 * month) if t["choose"][key] else 0
             t["place"][key] = ALL if not on else NONE
             t["partner"][key] = on[0] if len(on) in (1, 2) and taken else -1
     return t
@@ -617,16 +623,13 @@ class GameBatch:
         key = _KEY_BASE[card] + ((layout >> _SHIFT_OF[card]) & U64(0xF)).astype(np.intp)
         card_bit, pick = _BIT_OF[card + 1], t["pick"][key]
         self.layout[idx] = (layout & ~pick) | (card_bit & t["place"][key])
-        self.taken[idx] |= (card_bit | pick) & t["take"][key]
+        self.taken[idx] |= pick | (card_bit & t["keep"][key])  # a card facing a choice is taken whatever is chosen
         stack = np.flatnonzero(t["stack"][key])
         if stack.size:
             self._stack_capture(idx[stack], MONTH_OF[card[stack]])
         choose = t["choose"][key]
-        if choose.any():
-            c = idx[choose]
-            self.candidates[c] = layout[choose] & (U64(0xF) << _SHIFT_OF[card[choose]])
-            self.taken[c] |= card_bit[choose]  # taken whatever is chosen
-            self.phase[c] = int(choice_phase)
+        self.candidates[idx] = layout & t["candidates"][key]  # zero unless a choice is asked
+        self.phase[idx] = _PHASE_IF_CHOICE[int(choice_phase)][choose.view(np.int8)]
         return key, choose
 
     def _take_pair(self, idx: np.ndarray, card: np.ndarray, target: np.ndarray) -> None:
@@ -810,8 +813,8 @@ class GameBatch:
         self.h_did[idx] = 0
         self.h_partner[idx] = -1
         empty = flat(self.hands)[slot] == 0
-        self.phase[idx] = Phase.PLAY
-        self._stage[idx] = np.where(empty, FLIP, DECIDE)
+        self.phase[idx] = int(Phase.PLAY)
+        self._stage[idx] = np.where(empty, FLIP, DECIDE)  # an empty hand only flips (§14.2)
 
     def _stop(self, idx: np.ndarray) -> None:
         """The seat to move stops and is paid (§9)."""
@@ -836,21 +839,19 @@ class GameBatch:
         read = read_piles(self.piles[idx], rules)
         won = {k: flat(read[k])[won_at] for k in ("score", "animals", "bright_points", "junk")}
         gos = flat(self.gos)[slot].astype(np.int64)
-        if rules.go_multiplier == "once_over_3":
-            go_factor = np.where(gos > 3, 2, 1)
-        else:
-            go_factor = 2 ** np.maximum(gos - 2, 0)
-        exponent = flat(self.shakes)[slot].astype(np.int64)
+        # every §9 multiplier is 1, 2 or a power of 2: they add up as one left shift
+        doublings = flat(self.shakes)[slot] + (won["animals"] >= 7).astype(np.int64)
         if rules.bomb_bonus:
-            exponent += flat(self.bombs)[slot]
-        carry = self.carry[idx].astype(np.int64)
-        nagari = 2**carry if rules.nagari_compounding else np.where(carry > 0, 2, 1)
-        chips = (won["score"] + gos) * go_factor * 2**exponent * nagari * np.where(won["animals"] >= 7, 2, 1)
+            doublings += flat(self.bombs)[slot]
+        doublings += (gos > 3) if rules.go_multiplier == "once_over_3" else np.maximum(gos - 2, 0)
+        carry = self.carry[idx]
+        doublings += carry if rules.nagari_compounding else (carry > 0)
+        chips = (won["score"] + gos) << doublings
         bright_bak = (won["bright_points"] > 0)[:, None] & (read["brights"] == 0)
         pi_bak = (won["junk"] >= 10)[:, None] & (read["junk"] <= rules.pi_bak_threshold)
         if rules.pi_bak_zero_exempt:
             pi_bak &= read["junk"] > 0
-        return chips[:, None] * (1 + bright_bak) * (1 + pi_bak)
+        return chips[:, None] << (bright_bak.astype(np.int64) + pi_bak)
 
     def _go_bak(self, idx: np.ndarray, shares: np.ndarray) -> np.ndarray:
         """korean go-bak (§12, §14.10): see the reference engine's ``_apply_go_bak``."""
