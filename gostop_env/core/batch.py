@@ -384,7 +384,7 @@ class GameBatch:
                 return
             joker = lowest_bit(self.layout[idx] & jokers)
             self.layout[idx] &= ~joker
-            self._to_pile(idx, np.zeros(idx.size, np.int8), joker, joker_event=True)
+            self._joker_to_pile(idx, np.zeros(idx.size, np.int8), joker)
             top = self.stock[idx, self.stock_pos[idx]]
             self.stock_pos[idx] += 1
             self.layout[idx] |= bit(top)
@@ -550,7 +550,7 @@ class GameBatch:
         joker = card >= C.NUM_MONTH_CARDS
         if joker.any():  # §14.4: the joker goes to the pile, the next stock card stands in
             j = idx[joker]
-            self._to_pile(j, seat[joker], bit(card[joker]), joker_event=True)
+            self._joker_to_pile(j, seat[joker], bit(card[joker]))
             sub = self._draw(j)
             self.h[j] = sub
             self._stage[j] = np.where(sub >= 0, RESOLVE_H, END_TURN)
@@ -669,7 +669,7 @@ class GameBatch:
             joker = top >= C.NUM_MONTH_CARDS
             card[todo[~joker]] = top[~joker]
             if joker.any():
-                self._to_pile(g[joker], self.seat[g[joker]], bit(top[joker]), joker_event=True)
+                self._joker_to_pile(g[joker], self.seat[g[joker]], bit(top[joker]))
             todo = todo[joker]
         return card
 
@@ -718,7 +718,8 @@ class GameBatch:
         seat = self.seat[idx]
         slot = self._slot(idx, seat)
         taken = self.taken[idx]
-        self._to_pile(idx, seat, taken)
+        flat(self.piles)[slot] |= taken
+        flat(self._events.captured)[slot] |= taken
         self.taken[idx] = 0
         last_turn = self._cards_out(idx)
         sweep = (self.layout[idx] == 0) & (taken != 0)
@@ -726,10 +727,10 @@ class GameBatch:
             sweep &= ~last_turn
         steals = self.steals[idx] + sweep
         self._count(idx, seat, Event.SWEEP, sweep)
-        thieves = np.flatnonzero(steals)
-        if thieves.size:
-            self._steal(idx[thieves], seat[thieves], steals[thieves])
-        flat(self.scores)[slot] = pile_scores(flat(self.piles)[slot], self.rules)
+        thieves, changed = np.flatnonzero(steals), slot
+        if thieves.size:  # the givers' piles changed too
+            changed = np.concatenate([slot, self._steal(idx[thieves], seat[thieves], steals[thieves])])
+        flat(self.scores)[changed] = pile_scores(flat(self.piles)[changed], self.rules)
         self._check_go_stop(idx, slot, last_turn)
 
     def _cards_out(self, idx: np.ndarray) -> np.ndarray:
@@ -738,8 +739,9 @@ class GameBatch:
         out[empty] = np.bitwise_or.reduce(self.hands[idx[empty]], axis=1) == 0
         return out
 
-    def _steal(self, idx: np.ndarray, taker: np.ndarray, steals: np.ndarray) -> None:
-        """Each opponent gives ``steals`` junk cards, one at a time (§6; see ``_junk_to_give``)."""
+    def _steal(self, idx: np.ndarray, taker: np.ndarray, steals: np.ndarray) -> np.ndarray:
+        """Each opponent gives ``steals`` junk cards, one at a time (§6; see ``_junk_to_give``).
+        Returns the givers' slots (their scores are left to the caller)."""
         players = self.rules.players
         piles, stolen = flat(self.piles), flat(self._events.stolen)
         to_slot, givers = self._slot(idx, taker), []
@@ -754,8 +756,7 @@ class GameBatch:
                 piles[from_slot] &= ~card
                 piles[to_slot] |= card
                 stolen[to_slot * players + giver] |= card
-        given = np.concatenate(givers)  # the takers are rescored with the rest of their turn
-        flat(self.scores)[given] = pile_scores(piles[given], self.rules)
+        return np.concatenate(givers)
     def _junk_to_give(self, piles: np.ndarray) -> np.ndarray:
         """The junk card each giver hands over, as a bitboard (0 when it has none; §6)."""
         value2 = U64(C.VALUE2_JUNK)
@@ -874,13 +875,13 @@ class GameBatch:
         self._events.payments[idx] = self.payments[idx]
 
     # ---- helpers -----------------------------------------------------------------------------
-    def _to_pile(self, idx: np.ndarray, seat: np.ndarray, cards: np.ndarray, joker_event: bool = False) -> None:
+    def _joker_to_pile(self, idx: np.ndarray, seat: np.ndarray, jokers: np.ndarray) -> None:
+        """Jokers (bitboards) reach ``seat``'s pile mid-turn: counted, and the score moves at once."""
         slot = self._slot(idx, seat)
-        flat(self.piles)[slot] |= cards
-        flat(self._events.captured)[slot] |= cards
-        if joker_event:  # jokers reach the pile mid-turn: the score moves at once
-            self._count(idx, seat, Event.JOKER)
-            self._update_scores(idx, seat)
+        flat(self.piles)[slot] |= jokers
+        flat(self._events.captured)[slot] |= jokers
+        self._count(idx, seat, Event.JOKER)
+        self._update_scores(idx, seat)
 
     def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event | np.ndarray,
                when: np.ndarray | None = None) -> None:
