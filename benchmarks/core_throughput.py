@@ -8,12 +8,15 @@ reference engine picks from ``legal_actions()``). Peak memory is tracemalloc's p
 a separate short run of the same loop (tracing slows NumPy too much to time with it on).
 A last table runs the same core loop in two processes at once (one batch each, own seeds)
 and sums their rates: what a 2-core machine gives with both cores busy.
-Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--batches 1,64,1024,4096]``.
+Each row is run ``--repeats`` times: the table gives the median and the range, since a
+shared machine's speed varies from run to run.
+Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096]``.
 """
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import statistics
 import time
 import tracemalloc
 
@@ -90,27 +93,37 @@ def two_processes(batch_size: int, seconds: float) -> float:
         return sum(pool.map(_core_decisions, [(batch_size, seconds, 1), (batch_size, seconds, 2)]))
 
 
+def repeated(run, repeats: int) -> tuple[float, float, str]:
+    """Median hands/s, median decisions/s and the decisions/s range of ``repeats`` runs."""
+    rates = [run() for _ in range(repeats)]
+    decisions = [d for _, d in rates]
+    spread = f"{min(decisions):,.0f} .. {max(decisions):,.0f}"
+    return statistics.median(h for h, _ in rates), statistics.median(decisions), spread
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="time per row (default 3)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per run (default 3)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per row (default 3)")
     parser.add_argument("--batches", default="1,64,1024,4096")
     args = parser.parse_args()
-    print("| engine | players | batch | hands/s | decisions/s | peak MiB |")
-    print("|---|---|---|---|---|---|")
+    print("| engine | players | batch | hands/s | decisions/s | decisions/s, range | peak MiB |")
+    print("|---|---|---|---|---|---|---|")
     for players in (2, 3):
         rules = Rules(players=players)
         for batch_size in (int(b) for b in args.batches.split(",")):
-            hands, decisions = run_core(rules, batch_size, args.seconds)
+            hands, decisions, spread = repeated(lambda: run_core(rules, batch_size, args.seconds), args.repeats)
             peak = peak_mib(run_core, rules, batch_size, 0.0)
-            print(f"| core | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {peak:.1f} |", flush=True)
-        hands, decisions = run_reference(rules, args.seconds)
+            print(f"| core | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |",
+                  flush=True)
+        hands, decisions, spread = repeated(lambda: run_reference(rules, args.seconds), args.repeats)
         peak = peak_mib(run_reference, rules, 0.0)
-        print(f"| reference | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {peak:.1f} |", flush=True)
-    print("\n| core, 2 players | batch per process | games in flight | decisions/s, both processes |")
-    print("|---|---|---|---|")
+        print(f"| reference | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |", flush=True)
+    print("\n| core, 2 players | batch per process | games in flight | decisions/s, both processes | range |")
+    print("|---|---|---|---|---|")
     for batch_size in (2048, 4096):
-        rate = two_processes(batch_size, args.seconds)
-        print(f"| 2 processes | {batch_size} | {2 * batch_size} | {rate:,.0f} |", flush=True)
+        _, rate, spread = repeated(lambda: (0.0, two_processes(batch_size, args.seconds)), args.repeats)
+        print(f"| 2 processes | {batch_size} | {2 * batch_size} | {rate:,.0f} | {spread} |", flush=True)
 
 
 if __name__ == "__main__":

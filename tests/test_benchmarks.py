@@ -1,0 +1,29 @@
+"""The core benchmarks run and print their tables (tiny settings: this checks they work,
+not how fast anything is; timing targets live in the benchmarks themselves)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def run_script(name: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / name), *args], capture_output=True, text=True,
+                          timeout=300, check=True)
+    return done.stdout
+
+
+def test_core_throughput_prints_every_row():
+    out = run_script("core_throughput.py", "--seconds", "0.05", "--repeats", "2", "--batches", "1,8")
+    rows = [line for line in out.splitlines() if line.startswith("| core |") or line.startswith("| reference |")]
+    assert len(rows) == 2 * 3  # batches 1 and 8 plus the reference engine, for 2 and 3 players
+    assert all(int(row.split("|")[5].replace(",", "")) > 0 for row in rows)  # decisions/s
+    assert out.count("| 2 processes |") == 2
+
+
+def test_core_profile_lists_the_step_and_its_stages():
+    out = run_script("core_profile.py", "--batch", "32", "--steps", "30")
+    names = {line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")}
+    assert {"step", "_run_stages", "_end_turn", "_flip", "random_legal_actions"} <= names
