@@ -284,7 +284,8 @@ def _sweep(args: argparse.Namespace) -> int:
         print(f"| {r['agent']} | {r['chips']:+.3f} | {low:+.3f} .. {high:+.3f} | {r['win_rate']:.1%} "
               f"| {r['go_rate']:.1%} | {r['go_success']:.1%} |")
     if args.out:
-        save_table({k: [_with_interval_bounds(r)[k] for r in rows] for k in _with_interval_bounds(rows[0])}, args.out)
+        table = [_with_interval_bounds(r) for r in rows]
+        save_table({k: [r[k] for r in table] for k in table[0]}, args.out)
     return 0
 
 

@@ -17,7 +17,8 @@ steal, a bomb, a flip-only turn...) is taken by some game at every step, so a st
 the number of NumPy calls it makes (~1-4 us each at 4096 games) far more than the number
 of games. Hence table lookups instead of chains of ``np.where``, flat indexing instead of
 2-D fancy indexing, one rescoring per turn, and rare branches on index subsets only where
-they need more than a few calls. ``benchmarks/core_throughput.py`` measures it.
+they need more than a few calls. ``benchmarks/core_throughput.py`` measures the speed and
+``benchmarks/core_profile.py`` shows where a step's time goes.
 """
 from __future__ import annotations
 
@@ -52,9 +53,9 @@ DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = (np.int8(stage) for stage i
 #: stop (the last turn's automatic stop, §8).
 _AFTER_TURN_STAGE = np.array([NEXT_TURN, DECIDE, DECIDE, STOP], np.int8)
 _AFTER_TURN_PHASE = np.array([Phase.PLAY, Phase.PLAY, Phase.GO_STOP, Phase.PLAY], np.int8)
-#: The event of a flip onto the played card's month, by outcome (0: none, counted as nothing).
 #: [choice phase][choice asked]: a game's phase after a card is matched (PLAY, or the choice).
 _PHASE_IF_CHOICE = {int(ph): np.array([Phase.PLAY, ph], np.int8) for ph in (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP)}
+#: The event of a flip onto the played card's month, by outcome (0: none, counted as nothing).
 _OWN_MONTH_EVENT = np.array([Event.PPUK, Event.PPUK, Event.JJOK, Event.TTADAK], np.int64)
 #: Legal-action parts by phase: the hand's cards (PLAY only), the pass action (PLAY only,
 #: with a token), and word 1's fixed bits (go and stop). Choices come from ``candidates``,
@@ -757,6 +758,7 @@ class GameBatch:
                 piles[to_slot] |= card
                 stolen[to_slot * players + giver] |= card
         return np.concatenate(givers)
+
     def _junk_to_give(self, piles: np.ndarray) -> np.ndarray:
         """The junk card each giver hands over, as a bitboard (0 when it has none; §6)."""
         value2 = U64(C.VALUE2_JUNK)
