@@ -156,16 +156,6 @@ def highest_bit(x: np.ndarray) -> np.ndarray:
     return np.where(x != 0, ONE << np.maximum(exponent - 1, 0).astype(U64), U64(0))
 
 
-def bit_index(single: np.ndarray) -> np.ndarray:
-    """Card id of a one-card bitboard."""
-    return np.bitwise_count(single - ONE).astype(np.int8)
-
-
-def month_nibble(board: np.ndarray, month: np.ndarray) -> np.ndarray:
-    """The four bits of ``month`` (per game) in ``board``, shifted down to bits 0..3."""
-    return (board >> (U64(4) * month.astype(U64))) & U64(0xF)
-
-
 def nibble_counts(board: np.ndarray) -> np.ndarray:
     """Per-month card counts, one per 4-bit nibble (SWAR popcount)."""
     x = board - ((board >> ONE) & M1)
