@@ -1,18 +1,34 @@
 """Agents backed by trained networks, and the model folders they are saved in.
 
-A *model folder* holds ``policy.pth`` (an sb3-contrib ``MaskableActorCriticPolicy``, saved
-with its ``save`` method) and ``model.json`` (what it was trained for: format, encoding,
-players, preset; ``decides``: ``"all"`` or ``"go_stop"``; for go/stop models the name of
-the card player it sits on; and free-form training metadata). :func:`load_model` turns a
-folder, or the name of a model shipped in ``agents/models/``, into a policy;
-``make_agent("model:NAME_OR_PATH")`` does the same from the command line. A model plays
-only the player count it was trained for (an error otherwise); its preset is recorded but
-not enforced, so a model can be measured under other rules.
+A *model folder* holds two files, neither of which can run code when loaded:
 
-Requires torch and sb3-contrib (``pip install "gostop[rl]"``).
+- ``policy.safetensors``: the weights of an sb3-contrib ``MaskableActorCriticPolicy`` (a
+  tensor-only format), with the model's encoding, players and ``decides`` repeated in its
+  header;
+- ``model.json``: what it was trained for: ``format``, ``encoding``, ``players``,
+  ``preset``; ``decides``: ``"all"`` or ``"go_stop"``; for go/stop models the name of the
+  ``card_player`` it sits on; ``network``: the architecture (inputs, actions, the policy
+  and value layer widths, the activation); and free-form training metadata (``trained``).
+
+:func:`load_model` turns a folder, or the name of a model shipped in ``agents/models/``,
+into a policy; ``make_agent("model:NAME_OR_PATH")`` does the same from the command line.
+Everything is checked before the weights are used: ``model.json``'s keys and types, the
+architecture against the weights' shapes, the header against ``model.json``, and a
+go/stop model's chain of card players (no cycles). A model plays only the player count it
+was trained for (an error otherwise); its preset is recorded but not enforced, so a model
+can be measured under other rules.
+
+Models of the first format (``policy.pth``, a pickle, which can run any code when loaded)
+are refused; :func:`convert_pickled_model` (``gostop convert-model DIR``) converts a folder
+*you trust*. :func:`model_fingerprint` identifies a model's exact files (tournaments key
+their saved results with it).
+
+Requires torch, sb3-contrib and safetensors (``pip install "gostop[rl]"``) to load;
+fingerprints and metadata checks need none of them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import lru_cache
@@ -21,13 +37,19 @@ from typing import Any
 
 import numpy as np
 
-from gostop_env.core import Phase, Rules
-from gostop_env.encodings import section_slices
+from gostop_env.core import NUM_ACTIONS, Phase, Rules
+from gostop_env.core.rules import PRESETS
+from gostop_env.encodings import ENCODINGS, encoding_shape, section_slices
 from gostop_env.policy import Policy
 
-MODEL_FORMAT = "gostop-model/1"
-POLICY_FILE, META_FILE = "policy.pth", "model.json"
+MODEL_FORMAT = "gostop-model/2"
+PICKLED_FORMAT = "gostop-model/1"  # policy.pth: refused, converted by convert_pickled_model
+WEIGHTS_FILE, META_FILE, PICKLED_FILE = "policy.safetensors", "model.json", "policy.pth"
 SHIPPED_MODELS = Path(__file__).parent / "models"
+ACTIVATIONS = ("tanh", "relu")
+DECIDES = ("all", "go_stop")
+HEADER_KEYS = ("encoding", "players", "decides")  # repeated in the weights' header
+MAX_META_BYTES = 1 << 20  # model.json is small; a larger file is refused unread
 
 
 class NetworkPolicy:
@@ -77,67 +99,232 @@ class GoStopComposite:
 _PHASE = section_slices("vector")["phase"]
 
 
+class ModelError(ValueError):
+    """A model folder that cannot be loaded: missing, of an old or unknown format, or inconsistent."""
+
+
 def model_folder(name_or_path: str) -> Path:
-    """The folder of a shipped model name or of a path; ValueError when it holds no model."""
+    """The folder of a shipped model name or of a path; :class:`ModelError` when it holds no model."""
     folder = Path(name_or_path)
-    if not (folder / META_FILE).exists() and (SHIPPED_MODELS / name_or_path / META_FILE).exists():
+    if not (folder / META_FILE).is_file() and (SHIPPED_MODELS / name_or_path / META_FILE).is_file():
         folder = SHIPPED_MODELS / name_or_path
-    if not (folder / META_FILE).exists() or not (folder / POLICY_FILE).exists():
-        shipped = sorted(p.name for p in SHIPPED_MODELS.glob("*") if (p / META_FILE).exists())
-        raise ValueError(f"no model at {name_or_path!r} (a folder with {META_FILE} and {POLICY_FILE}, "
+    if (folder / PICKLED_FILE).is_file() and not (folder / WEIGHTS_FILE).is_file():
+        raise ModelError(f"{folder} holds a model in the old pickle format ({PICKLED_FILE}), which can run any "
+                         f"code when loaded, so it is refused. If you trust where it came from, convert it once "
+                         f"with: gostop convert-model {folder}")
+    if not (folder / META_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
+        shipped = sorted(p.name for p in SHIPPED_MODELS.glob("*") if (p / META_FILE).is_file())
+        raise ModelError(f"no model at {name_or_path!r} (a folder with {META_FILE} and {WEIGHTS_FILE}, "
                          f"or a shipped model: {shipped})")
     return folder
 
 
 def read_meta(folder: str | Path) -> dict[str, Any]:
-    meta = json.loads((Path(folder) / META_FILE).read_text())
+    """``model.json`` of ``folder``, checked (:class:`ModelError` naming the fault)."""
+    meta = _read_json(Path(folder) / META_FILE)
+    if meta.get("format") == PICKLED_FORMAT:
+        raise ModelError(f"{folder}: model format {PICKLED_FORMAT} (pickled weights) is refused; if you trust "
+                         f"the folder, convert it with: gostop convert-model {folder}")
     if meta.get("format") != MODEL_FORMAT:
-        raise ValueError(f"{folder}: unknown model format {meta.get('format')!r} (expected {MODEL_FORMAT})")
+        raise ModelError(f"{folder}: unknown model format {meta.get('format')!r} (expected {MODEL_FORMAT})")
+    check_meta(meta, str(folder))
     return meta
 
 
-def load_model(name_or_path: str, rules: Rules | None = None, deterministic: bool = True) -> Policy:
+def check_meta(meta: dict[str, Any], where: str = "model.json") -> None:
+    """Raise :class:`ModelError` unless ``meta`` has every key a model needs, of the right type."""
+    _require(meta, "encoding", where, lambda v: v in ENCODINGS, f"one of {sorted(ENCODINGS)}")
+    _require(meta, "players", where, lambda v: type(v) is int and v in (2, 3), "2 or 3")
+    _require(meta, "preset", where, lambda v: v in PRESETS, f"one of {list(PRESETS)}")
+    _require(meta, "decides", where, lambda v: v in DECIDES, f"one of {list(DECIDES)}")
+    if meta["decides"] == "go_stop":
+        _require(meta, "card_player", where, lambda v: isinstance(v, str) and v.strip() != "", "an agent name")
+    _require(meta, "network", where, lambda v: isinstance(v, dict), "a table describing the network")
+    network, where = meta["network"], f"{where}: network"
+    widths = "a list of 1 to 8 layer widths 1..4096"
+    _require(network, "inputs", where, lambda v: type(v) is int and v > 0, "a positive integer")
+    _require(network, "actions", where, lambda v: v == NUM_ACTIONS, str(NUM_ACTIONS))
+    _require(network, "pi", where, _layer_widths, widths)
+    _require(network, "vf", where, _layer_widths, widths)
+    _require(network, "activation", where, lambda v: v in ACTIVATIONS, f"one of {list(ACTIVATIONS)}")
+    size = int(np.prod(encoding_shape(meta["encoding"])))
+    if network["inputs"] != size:
+        raise ModelError(f"{where}: {network['inputs']} inputs, but the {meta['encoding']!r} encoding has {size}")
+
+
+def _require(table: dict[str, Any], key: str, where: str, valid: Any, expected: str) -> None:
+    if key not in table:
+        raise ModelError(f"{where}: missing key {key!r} ({expected})")
+    try:
+        ok = bool(valid(table[key]))
+    except TypeError:  # e.g. an unhashable value tested for membership
+        ok = False
+    if not ok:
+        raise ModelError(f"{where}: {key!r} must be {expected}, got {table[key]!r}")
+
+
+def _layer_widths(value: Any) -> bool:
+    return (isinstance(value, list) and 1 <= len(value) <= 8
+            and all(type(w) is int and 1 <= w <= 4096 for w in value))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if path.stat().st_size > MAX_META_BYTES:
+        raise ModelError(f"{path} is larger than {MAX_META_BYTES} bytes: not a model's metadata")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise ModelError(f"{path} is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"{path} must hold a JSON object, got {type(data).__name__}")
+    return data
+
+
+def load_model(name_or_path: str, rules: Rules | None = None, deterministic: bool = True,
+               _within: tuple[Path, ...] = ()) -> Policy:
     """The policy saved in a model folder (or shipped under that name), checked against ``rules``;
     with ``deterministic=False`` the network samples its moves (see :class:`NetworkPolicy`)."""
     folder = model_folder(name_or_path)
     meta = read_meta(folder)
     if rules is not None and rules.players != meta["players"]:
-        raise ValueError(f"model {name_or_path!r} was trained for {meta['players']} players, not {rules.players}")
-    weights = folder.resolve() / POLICY_FILE
+        raise ModelError(f"model {name_or_path!r} was trained for {meta['players']} players, not {rules.players}")
+    weights = folder.resolve() / WEIGHTS_FILE
     stat = weights.stat()
     version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-    network = NetworkPolicy(_load_network(str(weights), version), meta["encoding"],
-                            deterministic, name=f"model:{name_or_path}")
+    network = NetworkPolicy(_load_network(str(weights), version, json.dumps(meta, sort_keys=True)),
+                            meta["encoding"], deterministic, name=f"model:{name_or_path}")
     if meta["decides"] == "all":
         return network
-    from .registry import make_agent
+    return GoStopComposite(_card_player(meta["card_player"], rules, (*_within, folder.resolve())), network,
+                           name=f"model:{name_or_path}")
 
-    return GoStopComposite(make_agent(meta["card_player"], rules), network, name=f"model:{name_or_path}")
+
+def _card_player(name: str, rules: Rules | None, within: tuple[Path, ...]) -> Policy:
+    """A go/stop model's card player; a chain of models that comes back to itself is an error."""
+    kind, _, target = name.strip().partition(":")
+    if kind != "model":
+        from .registry import make_agent
+
+        return make_agent(name, rules)
+    if model_folder(target).resolve() in within:
+        raise ModelError(f"card_player {name!r} leads back to a model it plays for: "
+                         f"{' -> '.join(str(p) for p in within)}")
+    return load_model(target, rules, _within=within)
 
 
 @lru_cache(maxsize=16)
-def _load_network(path: str, version: tuple[int, int, int]) -> Any:
-    """Load a saved policy network once per file version (tournaments build agents per work
-    unit). ``version`` is (inode, modification time, size): :func:`save_model` replaces the
-    file with a new one, so a rewritten model is loaded again even within one clock tick."""
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+def _load_network(path: str, version: tuple[int, int, int], meta_json: str) -> Any:
+    """Build the network ``model.json`` describes and fill it with the weights at ``path``, once
+    per file version (tournaments build agents per work unit). ``version`` is (inode,
+    modification time, size): :func:`save_model` replaces the file with a new one, so a
+    rewritten model is loaded again even within one clock tick."""
+    from safetensors import SafetensorError, safe_open
 
-    network = MaskableActorCriticPolicy.load(path, device="cpu")
+    meta = json.loads(meta_json)
+    network = _empty_network(meta)
+    expected = {k: tuple(v.shape) for k, v in network.state_dict().items()}
+    try:
+        with safe_open(path, framework="pt", device="cpu") as weights:
+            header = weights.metadata() or {}
+            shapes = {k: tuple(weights.get_slice(k).get_shape()) for k in weights.keys()}
+            if shapes != expected:
+                raise ModelError(f"{path}: the weights do not fit the network model.json describes "
+                                 f"({_shape_difference(shapes, expected)})")
+            state = {k: weights.get_tensor(k) for k in expected}
+    except SafetensorError as error:
+        raise ModelError(f"{path} is not a safetensors file: {error}") from None
+    for key in HEADER_KEYS:
+        if header.get(key) != str(meta[key]):
+            raise ModelError(f"{path}: the weights were saved for {key} {header.get(key)!r}, "
+                             f"but model.json says {meta[key]!r}")
+    network.load_state_dict(state, strict=True)
     network.set_training_mode(False)
     return network
 
 
+def _empty_network(meta: dict[str, Any]) -> Any:
+    """An untrained ``MaskableActorCriticPolicy`` of the architecture in ``meta["network"]``."""
+    import gymnasium
+    import torch
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from gostop_env.encodings import OBSERVATION_HIGH
+
+    spec = meta["network"]
+    space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(meta["encoding"]), np.float32)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[spec["activation"]]
+    return MaskableActorCriticPolicy(space, gymnasium.spaces.Discrete(spec["actions"]), lambda _: 0.0,
+                                     net_arch={"pi": spec["pi"], "vf": spec["vf"]}, activation_fn=activation)
+
+
+def _shape_difference(found: dict[str, tuple], expected: dict[str, tuple]) -> str:
+    missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+    if missing or extra:
+        return f"missing {missing}, unexpected {extra}"
+    key = next(k for k in expected if found[k] != expected[k])
+    return f"{key} has shape {found[key]}, expected {expected[key]}"
+
+
+def describe_network(network: Any) -> dict[str, Any]:
+    """The ``network`` entry of ``model.json`` for a ``MaskableActorCriticPolicy``."""
+    arch = network.net_arch
+    pi, vf = (arch["pi"], arch["vf"]) if isinstance(arch, dict) else (arch, arch)
+    activations = {"Tanh": "tanh", "ReLU": "relu"}
+    name = network.activation_fn.__name__
+    if name not in activations:
+        raise ModelError(f"model folders store tanh or relu networks, not {name}")
+    return {"inputs": int(np.prod(network.observation_space.shape)), "actions": int(network.action_space.n),
+            "pi": [int(w) for w in pi], "vf": [int(w) for w in vf], "activation": activations[name]}
+
+
 def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
-    """Write ``network`` and its ``meta`` (encoding, players, preset, decides, ...) to ``folder``."""
-    required = {"encoding", "players", "preset", "decides"}
-    if not required <= set(meta):
-        raise ValueError(f"model metadata needs {sorted(required)}, got {sorted(meta)}")
-    if meta["decides"] == "go_stop" and "card_player" not in meta:
-        raise ValueError("a go/stop model needs the name of its card_player")
+    """Write ``network`` and its ``meta`` (encoding, players, preset, decides, ...) to ``folder``;
+    the architecture is read off the network. Readers never see a half-written file."""
+    from safetensors.torch import save_file
+
+    meta = {**{k: v for k, v in meta.items() if k not in ("format", "network")},
+            "network": describe_network(network)}
+    check_meta(meta, "model metadata")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / (POLICY_FILE + ".partial")
-    network.save(str(partial))
-    os.replace(partial, folder / POLICY_FILE)  # readers never see a half-written file
-    (folder / META_FILE).write_text(json.dumps({"format": MODEL_FORMAT, **meta}, indent=2) + "\n")
+    partial = folder / (WEIGHTS_FILE + ".partial")
+    state = {k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}
+    save_file(state, str(partial), metadata={k: str(meta[k]) for k in HEADER_KEYS})
+    os.replace(partial, folder / WEIGHTS_FILE)
+    text = json.dumps({"format": MODEL_FORMAT, **meta}, indent=2) + "\n"
+    (folder / (META_FILE + ".partial")).write_text(text)
+    os.replace(folder / (META_FILE + ".partial"), folder / META_FILE)
     return folder
+
+
+def model_fingerprint(name_or_path: str, _within: tuple[Path, ...] = ()) -> str:
+    """A hash of everything that decides a model's play: its weights and ``model.json``, and
+    for a go/stop model its card player's fingerprint too (no torch needed)."""
+    folder = model_folder(name_or_path)
+    meta = read_meta(folder)
+    digest = hashlib.sha256()
+    for name in (META_FILE, WEIGHTS_FILE):
+        digest.update(hashlib.sha256((folder / name).read_bytes()).digest())
+    if meta["decides"] == "go_stop":
+        kind, _, target = meta["card_player"].strip().partition(":")
+        if kind == "model":
+            if model_folder(target).resolve() in (*_within, folder.resolve()):
+                raise ModelError(f"card_player {meta['card_player']!r} leads back to a model it plays for")
+            digest.update(model_fingerprint(target, (*_within, folder.resolve())).encode())
+    return digest.hexdigest()[:16]
+
+
+def convert_pickled_model(folder: str | Path) -> Path:
+    """Convert a *trusted* model folder of the old format (``policy.pth``, a pickle) to
+    ``policy.safetensors`` and the current ``model.json``. Loading the pickle runs whatever
+    it holds: never call this on a folder from someone you do not trust."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    folder = Path(folder)
+    if not (folder / PICKLED_FILE).is_file():
+        raise ModelError(f"{folder} has no {PICKLED_FILE} to convert")
+    meta = _read_json(folder / META_FILE)
+    if meta.get("format") not in (PICKLED_FORMAT, MODEL_FORMAT):
+        raise ModelError(f"{folder}: unknown model format {meta.get('format')!r}")
+    network = MaskableActorCriticPolicy.load(str(folder / PICKLED_FILE), device="cpu")
+    return save_model(network, folder, meta)

@@ -6,21 +6,30 @@ out. Work is split into units (a chunk of deals × one lineup), each with its ow
 the same configuration gives the same figures whatever the number of workers or the order
 units finish in. With an output folder, finished units are appended to ``units.jsonl`` as
 they complete, so an interrupted tournament resumes where it stopped.
+
+The log is checked when it is read back: every line must carry this configuration's key
+(which covers the agents' names and, for ``model:`` agents, a hash of their files, so a
+retrained model is never served from old results) and a complete unit of it (the right
+deals, lineup, shapes, zero-sum payments). A unit logged twice with the same records
+counts once; twice with different records, or any line that does not belong, is an
+error. One run at a time may use a folder (a lock file; a second run is refused).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+import os
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from itertools import permutations
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from gostop_env.core import Rules
+from gostop_env.core import Result, Rules
 from gostop_env.core.deck import shuffled_decks
 
 from .decisions import DecisionRecorder
@@ -28,6 +37,11 @@ from .match import play_hands
 from .registry import make_agent
 
 RECORD_FIELDS = ("deal", "lineup", "payments", "result", "winner", "gos", "scores")
+LOG_FILE, LOCK_FILE = "units.jsonl", "units.lock"
+
+
+class TournamentLogError(ValueError):
+    """A tournament folder whose log does not belong to the configuration, or is in use."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +65,14 @@ class TournamentConfig:
             raise ValueError(f"agent names must differ: {list(self.agents)}")
         if len(self.agents) < self.players:
             raise ValueError(f"{self.players} players need at least {self.players} agents")
+        for name in ("players", "deals", "seed", "chunk", "workers", "keep_replays"):
+            value = getattr(self, name)
+            if type(value) is not int:
+                raise ValueError(f"{name} must be an integer, got {value!r}")
         if self.deals < 1 or self.chunk < 1 or self.workers < 1:
             raise ValueError("deals, chunk and workers must be at least 1")
+        if self.seed < 0 or self.keep_replays < 0:
+            raise ValueError(f"seed and keep_replays must be >= 0, got {self.seed} and {self.keep_replays}")
         rules = Rules.preset(self.preset, players=self.players)
         for name in self.agents:
             make_agent(name, rules)  # raises on a bad name
@@ -71,16 +91,27 @@ class TournamentConfig:
         return [(k, li) for k in range(chunks) for li in range(len(self.lineups()))]
 
     def key(self) -> str:
-        """Identifies the tournament's results (for resuming)."""
-        fields = {k: v for k, v in asdict(self).items() if k != "workers" and not (k == "decisions" and not v)}
+        """Identifies the tournament's results (for resuming): every field that decides play,
+        and the fingerprint of each ``model:`` agent's files (read from disk on each call)."""
+        from .learned import model_fingerprint
+
+        fields: dict[str, Any] = {k: v for k, v in asdict(self).items()
+                                  if k != "workers" and not (k == "decisions" and not v)}
+        models = {name: model_fingerprint(name.strip().partition(":")[2])
+                  for name in self.agents if name.strip().partition(":")[0] == "model"}
+        if models:
+            fields["models"] = models
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+    def deals_in(self, chunk: int) -> range:
+        """The deal numbers of work unit ``chunk``."""
+        return range(chunk * self.chunk, min((chunk + 1) * self.chunk, self.deals))
 
 
 def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, Any]:
     """Play one chunk of deals under one lineup; return its game records."""
     rules = config.rules
-    first = chunk * config.chunk
-    count = min(config.chunk, config.deals - first)
+    first, count = config.deals_in(chunk).start, len(config.deals_in(chunk))
     decks = shuffled_decks(rules, np.random.default_rng([config.seed, chunk]), count)
     seats = config.lineups()[lineup]
     policies = [make_agent(config.agents[a], rules) for a in seats]
@@ -147,24 +178,72 @@ def run_tournament(config: TournamentConfig, output: str | Path | None = None,
     ``config.workers > 1``; return the results. ``progress`` wraps the stream of finished units
     (e.g. ``tqdm``). ``backend="ray"`` runs the units as Ray tasks (``pip install ".[ray]"``;
     connects to a running cluster, or starts a local one): same units, same seeds, same
-    figures as the local runner."""
+    figures as the local runner. A folder another run is using is refused
+    (:class:`TournamentLogError`), as is a log that does not belong to ``config``."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
-    results = TournamentResults(config)
-    log = None
-    if output is not None:
-        Path(output).mkdir(parents=True, exist_ok=True)
-        log = Path(output) / "units.jsonl"
-        results.units = _load_done(log, config)
+    if output is None:
+        return _run(config, TournamentResults(config), None, "", progress, backend)
+    folder = Path(output)
+    _make_folder(folder)
+    with _folder_lock(folder):
+        log, key = folder / LOG_FILE, config.key()
+        return _run(config, TournamentResults(config, _load_done(log, config, key)), log, key, progress, backend)
+
+
+def _run(config: TournamentConfig, results: TournamentResults, log: Path | None, key: str,
+         progress: Callable[[Iterable], Iterable] | None, backend: str) -> TournamentResults:
     done = {(u["chunk"], u["lineup"]) for u in results.units}
     todo = [unit for unit in config.units() if unit not in done]
+    if backend == "ray":
+        _require_ray()
     stream = _play_on_ray(config, todo) if backend == "ray" else _play_all(config, todo)
     for unit in (progress(stream, total=len(todo)) if progress else stream):
         results.units.append(unit)
         if log is not None:
             with log.open("a") as f:
-                f.write(json.dumps({"key": config.key(), **unit}) + "\n")
+                f.write(json.dumps({"key": key, **unit}) + "\n")
     return results
+
+
+def _make_folder(folder: Path) -> None:
+    """Create the output folder, or say clearly why it cannot be used."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"tournament output {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot create the tournament folder {folder}: {error.strerror}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write to the tournament folder {folder}")
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder``'s lock file for the run; refuse if another process holds it. (POSIX
+    ``flock``: released by the system when a run dies, so no stale lock is left behind.)"""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX (Windows): runs are not guarded against each other
+        yield
+        return
+    with (folder / LOCK_FILE).open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TournamentLogError(f"{folder} is in use by another tournament run; wait for it to finish "
+                                     "or choose another folder (--out)") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _require_ray() -> None:
+    try:
+        import ray  # noqa: F401
+    except ModuleNotFoundError:
+        raise ValueError("the ray backend needs Ray: pip install 'gostop[ray]'") from None
 
 
 def _play_all(config: TournamentConfig, todo: list[tuple[int, int]]) -> Iterable[dict[str, Any]]:
@@ -189,17 +268,75 @@ def _play_on_ray(config: TournamentConfig, todo: list[tuple[int, int]]) -> Itera
         yield ray.get(ref)
 
 
-def _load_done(log: Path, config: TournamentConfig) -> list[dict[str, Any]]:
+def _load_done(log: Path, config: TournamentConfig, key: str) -> list[dict[str, Any]]:
+    """The units logged so far, each checked against ``config`` and counted once. A last
+    line cut short by an interruption is dropped (and cut from the file, so that the next
+    unit starts on a line of its own)."""
     if not log.exists():
         return []
-    units = []
-    for line in log.read_text().splitlines():
-        try:
-            unit = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by an interruption
-        if unit.pop("key", None) != config.key():
-            raise ValueError(f"{log} holds results of another tournament configuration; use another folder")
-        units.append(unit)
-    return units
+    text = log.read_text(encoding="utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines[-1]:  # no newline at the end: an interrupted write
+        _drop_partial_line(log)
+    units: dict[tuple[int, int], dict[str, Any]] = {}
+    for number, line in enumerate(lines[:-1], start=1):
+        unit = _parse_unit(line, f"{log}, line {number}")
+        if unit.pop("key", None) != key:
+            raise TournamentLogError(f"{log}, line {number}: results of another tournament configuration (or of "
+                                     "models whose files have changed since); use another folder")
+        _check_unit(unit, config, f"{log}, line {number}")
+        place = (unit["chunk"], unit["lineup"])
+        if place in units and units[place] != unit:
+            raise TournamentLogError(f"{log}, line {number}: unit (chunk {place[0]}, lineup {place[1]}) is logged "
+                                     "twice with different results; the folder was written by two runs at once "
+                                     "or edited: start again in a new folder")
+        units[place] = unit
+    return list(units.values())
 
+
+def _drop_partial_line(log: Path) -> None:
+    """Cut the log after its last complete line."""
+    with log.open("r+b") as f:
+        f.truncate(log.read_bytes().rfind(b"\n") + 1)
+
+
+def _parse_unit(line: str, where: str) -> dict[str, Any]:
+    try:
+        unit = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        raise TournamentLogError(f"{where}: not a JSON line; the log is damaged: start again in a new folder") from None
+    if not isinstance(unit, dict):
+        raise TournamentLogError(f"{where}: expected a unit (a JSON object), got {type(unit).__name__}")
+    return unit
+
+
+def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> None:
+    """Raise :class:`TournamentLogError` unless ``unit`` is a complete unit of ``config``."""
+    allowed = {"chunk", "lineup", "records"} | ({"decisions"} if config.decisions else set()) | (
+        {"replays"} if config.keep_replays else set())
+    if not set(unit) <= allowed:
+        raise TournamentLogError(f"{where}: unexpected entries {sorted(set(unit) - allowed)} in a unit")
+    chunk, lineup = unit.get("chunk"), unit.get("lineup")
+    chunks, lineups = math.ceil(config.deals / config.chunk), len(config.lineups())
+    if not (type(chunk) is int and 0 <= chunk < chunks and type(lineup) is int and 0 <= lineup < lineups):
+        raise TournamentLogError(f"{where}: no unit (chunk {chunk!r}, lineup {lineup!r}) in this tournament")
+    records = unit.get("records")
+    if not isinstance(records, dict) or set(records) != set(RECORD_FIELDS):
+        raise TournamentLogError(f"{where}: a unit's records must have exactly the fields {list(RECORD_FIELDS)}")
+    deals, players = config.deals_in(chunk), config.players
+    try:
+        arrays = {name: np.asarray(records[name]) for name in RECORD_FIELDS}
+    except ValueError:
+        raise TournamentLogError(f"{where}: ragged records") from None
+    shapes = {"deal": (len(deals),), "lineup": (len(deals),), "payments": (len(deals), players),
+              "result": (len(deals),), "winner": (len(deals),), "gos": (len(deals), players),
+              "scores": (len(deals), players)}
+    for name, shape in shapes.items():
+        if arrays[name].shape != shape or arrays[name].dtype.kind not in "iu":
+            raise TournamentLogError(f"{where}: records[{name!r}] must be integers of shape {shape}")
+    results = [int(r) for r in Result if r != Result.ONGOING]
+    if ((arrays["deal"] != np.arange(deals.start, deals.stop)).any() or (arrays["lineup"] != lineup).any()
+            or arrays["payments"].sum(axis=1).any() or (~np.isin(arrays["result"], results)).any()
+            or ((arrays["winner"] < -1) | (arrays["winner"] >= players)).any()):
+        raise TournamentLogError(f"{where}: records that this unit cannot have produced (deal numbers, lineup, "
+                                 "payments that do not add up to zero, results or winners out of range)")

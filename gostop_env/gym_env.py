@@ -8,8 +8,10 @@ gives the legal actions, as sb3-contrib's MaskablePPO expects. The reward is the
 chip payment × ``reward_scale`` when the hand ends, else 0. An illegal action ends the
 hand with ``illegal_reward`` for the learner (``illegal_action="penalize"``, the default, so
 that any action of the action space is valid input, as Gymnasium expects) or raises
-:class:`~gostop_env.core.IllegalActionError` (``"raise"``). ``opponents`` is one policy
-for every other seat, or a list whose entry k plays the seat k + 1 places after the learner.
+:class:`~gostop_env.core.IllegalActionError` (``"raise"``). An action that is not an
+integer (a float such as 2.7, a string) is a TypeError in both modes: it is never rounded.
+``opponents`` is one policy for every other seat, or a list whose entry k plays the seat
+k + 1 places after the learner.
 
 A hand that ends before the learner's first decision (a chongtong deal, or an opponent
 stopping first) has no decision to learn from: ``reset`` deals again and lists the skipped
@@ -23,6 +25,7 @@ import gymnasium
 import numpy as np
 
 from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules
+from .core.actions import integer_action
 from .core.deck import shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .policy import Policy, check_actions, observe, opponent_policies
@@ -75,10 +78,11 @@ class GoStopEnv(gymnasium.Env):
     def step(self, action: int):
         if self.batch is None or self._hand_over:
             raise RuntimeError("step() called on a finished hand: call reset() first")
+        action = integer_action(action)  # TypeError for floats, strings, ...: never rounded
         legal = self.batch.legal_actions(0)
-        if int(action) not in legal:
-            return self._illegal(int(action), legal)
-        self.batch.step([int(action)])
+        if action not in legal:
+            return self._illegal(action, legal)
+        self.batch.step([action])
         self._play_opponents()
         done = bool(self.batch.done[0])
         reward = float(self.batch.payments[0, self.seat]) * self.reward_scale if done else 0.0

@@ -18,6 +18,9 @@ Options:
     classic convention: the hand ends, the offender gets ``illegal_reward``, others 0).
     reward_scale: rewards are chips × this (default 1). render_mode: ``"ansi"`` or ``"human"``.
 
+An action is an integer id (Python or NumPy); anything else (a float, a string) is a
+TypeError in either mode, never rounded.
+
 A deal that is a chongtong ends before anyone decides; ``reset`` then deals again and
 lists the chongtong hands it dealt (their payments) in every agent's ``info["chongtong"]``.
 """
@@ -31,6 +34,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core import NUM_ACTIONS, Event, Events, IllegalActionError, Phase, ReferenceGame, Rules
+from .core.actions import integer_action
 from .core.deck import shuffled_decks, validate_deck
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
 from .render import render_snapshot
@@ -123,10 +127,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
-        if action is None or not self._is_legal(int(action)):
+        if action is not None:
+            action = integer_action(action)  # TypeError for floats, strings, ...: never rounded
+        if action is None or not self._is_legal(action):
             self._illegal(agent, action)
             return
-        events = self.game.step(int(action))
+        events = self.game.step(action)
         self._after_step(events)
         self._accumulate_rewards()
         if self.render_mode == "human":

@@ -18,6 +18,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from .core import GameBatch
+from .core.actions import integer_actions
 from .encodings import encode
 
 STATE = "state"
@@ -67,8 +68,9 @@ class RandomPolicy:
 
 
 def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -> np.ndarray:
-    """Return ``actions`` as int64, or raise ValueError naming the first illegal one."""
-    actions = np.asarray(actions, np.int64).reshape(-1)
+    """Return ``actions`` as int64, or raise ValueError naming the first illegal one
+    (TypeError when they are not integers)."""
+    actions = integer_actions(actions)
     if actions.shape != (len(masks),):
         raise ValueError(f"{who} returned {actions.shape[0]} actions for {len(masks)} observations")
     inside = (actions >= 0) & (actions < masks.shape[1])

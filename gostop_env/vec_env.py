@@ -23,6 +23,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
 from .core import NUM_ACTIONS, GameBatch, Phase, Rules
+from .core.actions import integer_actions
 from .core.deck import shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .policy import Policy, check_actions, observe, opponent_policies
@@ -121,7 +122,10 @@ class GoStopVecEnv(VecEnv):
         return self._observations()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, np.int64).reshape(self.num_envs)
+        actions = integer_actions(actions)  # TypeError for floats: never rounded
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"expected {self.num_envs} actions (one per env), got {actions.size}")
+        self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:
         masks = self.batch.legal_action_mask()

@@ -41,4 +41,4 @@ def test_unknown_shipped_model_lists_what_exists():
 
     with pytest.raises(ValueError, match=r"shipped model: \['ppo'\]"):
         make_agent("model:nope")
-    assert json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())["format"] == "gostop-model/1"
+    assert json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())["format"] == "gostop-model/2"

@@ -194,7 +194,7 @@ def test_cli_train(tmp_path, capsys):
 
     assert main(["train", "smoke", "--quiet", "--out", str(tmp_path / "cli"), *(f"--set={s}" for s in SMOKE)]) == 0
     assert "model:" in capsys.readouterr().out
-    assert (tmp_path / "cli" / "model" / "policy.pth").exists()
+    assert (tmp_path / "cli" / "model" / "policy.safetensors").exists()
 
 
 def test_cli_train_overwrite_replaces_only_a_run_folder(tmp_path):

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
+
+import numpy as np
 
 from .cards import NUM_CARDS, NUM_MONTH_CARDS, card_name
 
@@ -61,6 +64,32 @@ def action_name(action: int) -> str:
     if action == STOP:
         return "stop"
     raise ValueError(f"unknown action id {action}: ids are 0..{NUM_ACTIONS - 1}")
+
+
+def integer_action(action: Any) -> int:
+    """``action`` as a Python int: a Python or NumPy integer (or a 0-d integer array).
+    Anything else, floats, strings, bools and None included, is a TypeError: an action is
+    never rounded or parsed."""
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise TypeError(f"an action must be an integer id 0..{NUM_ACTIONS - 1} (Python or NumPy integer), "
+                        f"got {action!r} of type {type(action).__name__}")
+    return int(action)
+
+
+def integer_actions(actions: Any) -> np.ndarray:
+    """``actions`` as a flat int64 array; TypeError unless every entry is a Python or NumPy
+    integer (see :func:`integer_action`)."""
+    array = np.asarray(actions) if not isinstance(actions, np.ndarray) else actions
+    if array.size == 0:
+        return np.zeros(0, np.int64)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"actions must be integer ids (Python or NumPy integers), got an array of {array.dtype} "
+                        f"(e.g. {array.reshape(-1)[0].tolist()!r})")
+    if array.dtype == np.uint64 and (array > np.iinfo(np.int64).max).any():
+        raise ValueError(f"action ids are 0..{NUM_ACTIONS - 1}, got {int(array.max())}")
+    return array.astype(np.int64, copy=False).reshape(-1)
 
 
 class IllegalActionError(ValueError):

@@ -30,12 +30,12 @@ import numpy as np
 
 from . import actions as A
 from . import cards as C
-from .actions import IllegalActionError, Phase
+from .actions import IllegalActionError, Phase, integer_actions
 from .deck import DEAL_PACKETS, DEALT, decks_from_seeds, shuffled_decks, validate_deck
 from .events import NUM_EVENTS, BatchEvents, Event
 from .position import Position
 from .reference import BOMBED, CHOSE, PAIRED, PLACED, STACKED, Result
-from .rules import Rules
+from .rules import MAX_CARRY, Rules, check_carry
 
 U64 = np.uint64
 ONE = U64(1)
@@ -272,9 +272,7 @@ class GameBatch:
     def _deal_into(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray | int) -> BatchEvents:
         """Reset games ``index`` to the start of the hands dealt by ``decks`` (§2, §3);
         returns their deal events."""
-        carry = np.asarray(carry, np.int16)
-        if (carry < 0).any():
-            raise ValueError("carry must be >= 0")
+        carry = check_carry(carry)
         self._new_events()
         for name, (_, _, value) in _INITIAL.items():
             getattr(self, name)[index] = value
@@ -399,8 +397,8 @@ class GameBatch:
 
     @property
     def next_carry(self) -> np.ndarray:
-        """Carry for each game's next hand: +1 after a nagari, else 0."""
-        return np.where(self.result == Result.NAGARI, self.carry + 1, 0).astype(np.int16)
+        """Carry for each game's next hand: +1 after a nagari (at most ``MAX_CARRY``), else 0."""
+        return np.where(self.result == Result.NAGARI, np.minimum(self.carry + 1, MAX_CARRY), 0).astype(np.int16)
 
     @property
     def legal_bits(self) -> np.ndarray:
@@ -489,8 +487,10 @@ class GameBatch:
 
     # ---- taking a step -----------------------------------------------------------------
     def step(self, actions: np.ndarray | Sequence[int]) -> BatchEvents:
-        """Apply one action per game; return each game's events until its next decision."""
-        actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+        """Apply one action per game; return each game's events until its next decision.
+        Actions must be integers (Python or NumPy; TypeError otherwise, never rounded) and
+        legal, or ``NO_ACTION`` (:class:`IllegalActionError` names the first game at fault)."""
+        actions = integer_actions(actions)
         self._check_actions(actions)
         self._new_events()
         self._dispatch(actions)

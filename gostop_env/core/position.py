@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .cards import MONTH, NUM_MONTH_CARDS, card_name
-from .rules import Rules
+from .rules import Rules, check_carry
 
 
 @dataclass
@@ -66,6 +66,7 @@ class Position:
                      "revealed", "last_go"):
             if len(getattr(self, name)) != p:
                 raise ValueError(f"position.{name} must have one entry per seat ({p})")
+        check_carry(self.carry)
         if not 0 <= self.seat < p:
             raise ValueError(f"position.seat must be 0..{p - 1}, got {self.seat}")
         everywhere = [c for h in self.hands for c in h] + self.layout + self.stock + [

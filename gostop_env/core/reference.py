@@ -39,7 +39,7 @@ from typing import Sequence
 import numpy as np
 
 from . import actions as A
-from .actions import IllegalActionError, Phase
+from .actions import IllegalActionError, Phase, integer_action
 from .cards import (
     GODORI_BIRDS,
     JUNK_VALUE,
@@ -55,7 +55,7 @@ from .cards import (
 from .deck import deal_slices, decks_from_seeds, replace_layout_jokers, validate_deck
 from .events import Event, Events
 from .position import Position
-from .rules import Rules
+from .rules import MAX_CARRY, Rules, check_carry
 
 
 class Result(IntEnum):
@@ -151,8 +151,7 @@ class ReferenceGame:
 
     def __init__(self, rules: Rules, deck: Sequence[int], carry: int = 0):
         deck = validate_deck(rules, deck)
-        if carry < 0:
-            raise ValueError(f"carry must be >= 0, got {carry}")
+        carry = int(check_carry(carry))
         hands, layout, stock = deal_slices(rules, deck)
         self._setup(rules, hands, stock, carry)
         self.deck = deck
@@ -248,8 +247,8 @@ class ReferenceGame:
 
     @property
     def next_carry(self) -> int:
-        """The carry for the next hand: +1 after a nagari, else 0."""
-        return self.carry + 1 if self.result == Result.NAGARI else 0
+        """The carry for the next hand: +1 after a nagari (at most ``MAX_CARRY``), else 0."""
+        return min(self.carry + 1, MAX_CARRY) if self.result == Result.NAGARI else 0
 
     def snapshot(self) -> dict:
         """Every state field as plain Python values (compared across engines)."""
@@ -319,13 +318,14 @@ class ReferenceGame:
 
     # ---- taking a step -------------------------------------------------------------
     def step(self, action: int) -> Events:
-        """Apply one action of the seat to move; return what happened until the next decision."""
+        """Apply one action of the seat to move; return what happened until the next decision.
+        ``action`` must be an integer (TypeError otherwise) and legal (:class:`IllegalActionError`)."""
+        action = integer_action(action)
         legal = self.legal_actions()
         if action not in legal:
             raise IllegalActionError(action, self.phase, legal)
         self._events = Events(self.rules.players)
         self._legal = None
-        action = int(action)
         if self.phase == Phase.PLAY:
             self._play_phase_action(action)
         elif self.phase == Phase.CHOOSE_HAND:

@@ -10,11 +10,22 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 PRESETS = ("seed", "korean")
 GO_MULTIPLIERS = ("once_over_3", "doubling_from_3")
 JA_PPUK_MODES = ("previous_turn", "any_turn")
 CHOICE_RULES = ("distinct", "always")
 STEAL_CHOICES = ("lowest", "highest")
+
+MAX_CARRY = 24
+"""The largest nagari carry (consecutive nagari hands before a hand). A hand may start with
+a carry of 0..MAX_CARRY (a larger one is a ValueError), and the carry after a nagari at
+the bound stays at the bound: under ``nagari_compounding`` the multiplier stops at
+2^24. Why 24: a share is (score + gos) < 2^7 times at most 2^24 from everything but the
+carry (shakes and bombs ≤ 3, animals 1, gos − 2 ≤ 18, bright-bak and pi-bak 2), and a
+winner is paid at most two shares, so every payment stays below 2^(7 + 24 + 24 + 1) =
+2^56, well inside the int64 arrays of the batch core; both engines compute it exactly."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,10 @@ class Rules:
     steal_choice: str = "lowest"
 
     def __post_init__(self) -> None:
+        for name in _INT_OPTIONS:  # NumPy integers are stored as Python ints (JSON, hashing)
+            value = getattr(self, name)
+            if isinstance(value, np.integer) and not isinstance(value, np.bool_):
+                object.__setattr__(self, name, int(value))
         _check_choice("players", self.players, (2, 3))
         _check_choice("jokers", self.jokers, (0, 1, 2))
         _check_choice("go_multiplier", self.go_multiplier, GO_MULTIPLIERS)
@@ -127,6 +142,18 @@ _KOREAN = dict(
 )
 _FIELD_NAMES = {f.name for f in dataclasses.fields(Rules)}
 _BOOL_OPTIONS = tuple(f.name for f in dataclasses.fields(Rules) if f.type in ("bool", bool))
+_INT_OPTIONS = ("players", "target", "jokers", "pi_bak_threshold")
+
+
+def check_carry(carry: Any) -> np.ndarray:
+    """``carry`` (an integer, or an array of them) as int64, checked to lie in 0..MAX_CARRY."""
+    array = np.asarray(carry)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"carry must be an integer 0..{MAX_CARRY}, got {carry!r}")
+    if array.size and (array.min() < 0 or array.max() > MAX_CARRY):
+        raise ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), "
+                         f"got {array.min() if array.min() < 0 else array.max()}")
+    return array.astype(np.int64)
 
 
 def _is_int(value: Any) -> bool:
@@ -134,5 +161,6 @@ def _is_int(value: Any) -> bool:
 
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
-    if isinstance(value, bool) or value not in allowed:
+    """``value`` must be one of ``allowed``, of the same type (2.0 is not the player count 2)."""
+    if not any(type(value) is type(choice) and value == choice for choice in allowed):
         raise ValueError(f"option {name!r} must be one of {list(allowed)}, got {value!r}")
