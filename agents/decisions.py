@@ -19,6 +19,7 @@ from gostop_env.core import GameBatch, Phase
 from gostop_env.core import actions as A
 from gostop_env.core import cards as C
 from gostop_env.core.batch import read_piles
+from gostop_env.outputs import writable_file
 
 FEATURES = (
     "turn", "score", "gos", "hand_size", "stock_left", "shakes", "bombs", "junk", "animals", "ribbons", "brights",
@@ -104,6 +105,18 @@ class DecisionRecorder:
                     won=(batch.winner[game] == seat).astype(np.int64),
                     result=batch.result[game].astype(np.int64))
         return rows
+
+
+def check_table_path(path: str | Path) -> Path:
+    """``path`` once :func:`save_table` can write there: a ``.csv`` or ``.parquet`` file name
+    in a writable place (and pyarrow installed for Parquet); ValueError otherwise."""
+    path = writable_file(path, (".csv", ".parquet"))
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ValueError("Parquet needs pyarrow (pip install pyarrow); or save as .csv") from None
+    return path
 
 
 def save_table(table: dict[str, np.ndarray | list], path: str | Path) -> Path:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ import numpy as np
 
 from gostop_env.core import Result, Rules
 from gostop_env.core.deck import shuffled_decks
+from gostop_env.outputs import writable_folder
 
 from .decisions import DecisionRecorder
 from .match import play_hands
@@ -184,8 +184,7 @@ def run_tournament(config: TournamentConfig, output: str | Path | None = None,
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if output is None:
         return _run(config, TournamentResults(config), None, "", progress, backend)
-    folder = Path(output)
-    _make_folder(folder)
+    folder = writable_folder(output)
     with _folder_lock(folder):
         log, key = folder / LOG_FILE, config.key()
         return _run(config, TournamentResults(config, _load_done(log, config, key)), log, key, progress, backend)
@@ -204,18 +203,6 @@ def _run(config: TournamentConfig, results: TournamentResults, log: Path | None,
             with log.open("a") as f:
                 f.write(json.dumps({"key": key, **unit}) + "\n")
     return results
-
-
-def _make_folder(folder: Path) -> None:
-    """Create the output folder, or say clearly why it cannot be used."""
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"tournament output {folder} is a file, not a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f"cannot create the tournament folder {folder}: {error.strerror}") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot write to the tournament folder {folder}")
 
 
 @contextmanager

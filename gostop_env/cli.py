@@ -13,6 +13,8 @@
 - ``gostop go-stop sweep|values``: go/stop studies (threshold sweeps against a reference
   agent; go and stop values with intervals at every decision of many hands, saved as CSV).
 - ``gostop train-rllib``: masked PPO self-play on Ray RLlib (``pip install ".[rllib]"``).
+- ``gostop convert-model DIR``: convert a *trusted* model folder of the old pickle format
+  (``policy.pth``) to ``policy.safetensors``, which loads without running code.
 
 Torch runs on one thread unless ``OMP_NUM_THREADS`` says otherwise (small networks on few
 cores run fastest that way).
@@ -30,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from .core import Event, GameBatch, ReferenceGame, Result, Rules, action_name, card_name, random_legal_actions
+from .outputs import writable_file
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -37,27 +40,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     simulate = commands.add_parser("simulate", help="play random hands in batch and summarise them")
     _rules_arguments(simulate)
-    simulate.add_argument("--hands", type=int, default=20_000, help="hands to play (default 20000)")
-    simulate.add_argument("--batch", type=int, default=1024, help="games stepped together (default 1024)")
-    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--hands", type=_positive, default=20_000, help="hands to play (default 20000)")
+    simulate.add_argument("--batch", type=_positive, default=1024, help="games stepped together (default 1024)")
+    simulate.add_argument("--seed", type=_seed, default=0)
     deal = commands.add_parser("deal", help="deal one hand and print it, played with random moves")
     _rules_arguments(deal)
-    deal.add_argument("--seed", type=int, default=0)
+    deal.add_argument("--seed", type=_seed, default=0)
     compare = commands.add_parser("compare", help="two agents over duplicate 2-player deals")
     compare.add_argument("agents", nargs=2, help="agent names, e.g. greedy random")
     compare.add_argument("--preset", default="seed", help="rule preset: seed or korean (default seed)")
-    compare.add_argument("--deals", type=int, default=5000, help="duplicate deals (default 5000)")
-    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals (default 5000)")
+    compare.add_argument("--seed", type=_seed, default=0)
     tournament = commands.add_parser("tournament", help="duplicate-deal tournament between agents")
     tournament.add_argument("agents", nargs="+", help="agent names (two or more)")
     tournament.add_argument("--players", type=int, default=2)
     tournament.add_argument("--preset", default="seed")
-    tournament.add_argument("--deals", type=int, default=2000)
-    tournament.add_argument("--seed", type=int, default=0)
-    tournament.add_argument("--chunk", type=int, default=500, help="deals per work unit (default 500)")
-    tournament.add_argument("--workers", type=int, default=1, help="parallel worker processes")
+    tournament.add_argument("--deals", type=_positive, default=2000)
+    tournament.add_argument("--seed", type=_seed, default=0)
+    tournament.add_argument("--chunk", type=_positive, default=500, help="deals per work unit (default 500)")
+    tournament.add_argument("--workers", type=_positive, default=1, help="parallel worker processes")
     tournament.add_argument("--out", default="tournament", help="output folder (resumes from it; default ./tournament)")
-    tournament.add_argument("--replays", type=int, default=0, help="save the hands with the largest payments")
+    tournament.add_argument("--replays", type=_natural, default=0, help="save the hands with the largest payments")
     tournament.add_argument("--decisions", action="store_true",
                             help="record every go/stop decision with its features and outcome (decisions.csv)")
     tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
@@ -66,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     play.add_argument("--players", type=int, default=2)
     play.add_argument("--preset", default="seed")
     play.add_argument("--seat", type=int, default=0, help="your seat (0 deals and moves first)")
-    play.add_argument("--seed", type=int, default=None)
+    play.add_argument("--seed", type=_seed, default=None)
     play.add_argument("--save", default=None, help="save the hand as a replay JSON file")
     replay = commands.add_parser("replay", help="print a saved hand turn by turn")
     replay.add_argument("file")
@@ -80,12 +83,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     rllib = commands.add_parser("train-rllib", help="masked PPO self-play on Ray RLlib (pip install '.[rllib]')")
     rllib.add_argument("--out", default="runs/rllib", help="output folder (default runs/rllib)")
-    rllib.add_argument("--iterations", type=int, default=20)
-    rllib.add_argument("--env-runners", type=int, default=0, help="rollout processes (0: in the driver)")
+    rllib.add_argument("--iterations", type=_positive, default=20)
+    rllib.add_argument("--env-runners", type=_natural, default=0, help="rollout processes (0: in the driver)")
     rllib.add_argument("--players", type=int, default=2)
     rllib.add_argument("--preset", default="seed")
-    rllib.add_argument("--seed", type=int, default=0)
-    rllib.add_argument("--batch", type=int, default=4000, help="env steps per iteration (default 4000)")
+    rllib.add_argument("--seed", type=_seed, default=0)
+    rllib.add_argument("--batch", type=_positive, default=4000, help="env steps per iteration (default 4000)")
+    convert = commands.add_parser("convert-model", help="convert a trusted old-format model folder (policy.pth) "
+                                  "to policy.safetensors")
+    convert.add_argument("folder", help="the model folder; loading its pickle runs its code: only one you trust")
     study = commands.add_parser("go-stop", help="go/stop studies: threshold sweeps, go and stop values")
     kinds = study.add_subparsers(dest="study", required=True)
     sweep = kinds.add_parser("sweep", help="threshold rules (and other agents) against a reference agent")
@@ -95,18 +101,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key, default in (("k", "none"), ("gos", "none 1 2 3"), ("stock", "none 2 4 6 8"), ("margin", "none 1 3 5")):
         sweep.add_argument(f"--{key}", nargs="+", default=default.split(), metavar="N",
                            help=f"grid values of the threshold rule's {key} ('none' leaves it out; default {default})")
-    sweep.add_argument("--deals", type=int, default=2000)
-    sweep.add_argument("--seed", type=int, default=0)
-    sweep.add_argument("--workers", type=int, default=1)
+    sweep.add_argument("--deals", type=_positive, default=2000)
+    sweep.add_argument("--seed", type=_seed, default=0)
+    sweep.add_argument("--workers", type=_positive, default=1)
     sweep.add_argument("--out", default=None, help="also write the table as CSV (or .parquet) here")
     values = kinds.add_parser("values", help="go and stop values at every go/stop decision of many hands")
     values.add_argument("agents", nargs="+", help="one agent per seat (or one for every seat)")
     values.add_argument("--players", type=int, default=2)
     values.add_argument("--preset", default="seed")
-    values.add_argument("--hands", type=int, default=1000)
-    values.add_argument("--samples", type=int, default=32, help="determinized rollouts per decision (default 32)")
+    values.add_argument("--hands", type=_positive, default=1000)
+    values.add_argument("--samples", type=_positive, default=32, help="determinized rollouts per decision (default 32)")
     values.add_argument("--perfect", action="store_true", help="also the perfect-information values")
-    values.add_argument("--seed", type=int, default=0)
+    values.add_argument("--seed", type=_seed, default=0)
     values.add_argument("--out", default="go_stop_values.csv", help="CSV or .parquet file (default go_stop_values.csv)")
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -119,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _sweep(args) if args.study == "sweep" else _values(args)
         if args.command == "tournament":
             return _tournament(args)
+        if args.command == "convert-model":
+            return _convert_model(args.folder)
         if args.command == "play":
             return _play(args)
         if args.command == "replay":
@@ -132,6 +140,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     return 2
+
+
+def _integer(text: str, lowest: int, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < lowest:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    """A seed: an integer >= 0 (NumPy's generators take no negative seed)."""
+    return _integer(text, 0, "a non-negative integer (seeds are >= 0)")
+
+
+def _positive(text: str) -> int:
+    return _integer(text, 1, "at least 1")
+
+
+def _natural(text: str) -> int:
+    return _integer(text, 0, "at least 0")
 
 
 def _rules_arguments(parser: argparse.ArgumentParser) -> None:
@@ -236,11 +267,16 @@ def _play(args: argparse.Namespace) -> int:
 
     rules = Rules.preset(args.preset, players=args.players)
     opponents = [make_agent(args.opponent, rules) for _ in range(rules.players - 1)]
+    if args.save:
+        writable_file(args.save)  # before the hand, not after it
     try:
         replay = play_in_terminal(rules, opponents, seed=args.seed, seat=args.seat)
     except LeftGame as left:
         print(left)
         return 1
+    except KeyboardInterrupt:
+        print("\nleft the hand (interrupted); nothing saved")
+        return 130
     if args.save:
         replay.save(args.save)
         print(f"saved the hand to {args.save}")
@@ -269,11 +305,12 @@ def _train(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from agents.decisions import save_table
+    from agents.decisions import check_table_path, save_table
     from agents.studies import threshold_rules, versus
 
-    grid = {key: [None if v == "none" else int(v) for v in getattr(args, key)]
-            for key in ("k", "gos", "stock", "margin")}
+    if args.out:
+        check_table_path(args.out)  # before the sweep, not after it
+    grid = {key: [_grid_value(key, v) for v in getattr(args, key)] for key in ("k", "gos", "stock", "margin")}
     names = [*threshold_rules(args.card_player, **grid), *args.also]
     rows = versus(names, args.against, args.deals, args.seed, workers=args.workers,
                   progress=lambda agents: tqdm(agents, desc="rules", unit="rule", file=sys.stderr))
@@ -289,6 +326,15 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _grid_value(key: str, text: str) -> int | None:
+    """One value of a sweep grid: 'none' or an integer >= 0."""
+    if text == "none":
+        return None
+    if not text.isdigit():
+        raise ValueError(f"--{key} takes 'none' or integers >= 0, got {text!r}")
+    return int(text)
+
+
 def _with_interval_bounds(row: dict) -> dict:
     """A sweep row with its ``chips_ci`` pair as two numeric columns, ``chips_low`` and ``chips_high``."""
     flat = {}
@@ -302,9 +348,10 @@ def _with_interval_bounds(row: dict) -> dict:
 
 def _values(args: argparse.Namespace) -> int:
     from agents import make_agent
-    from agents.decisions import save_table
+    from agents.decisions import check_table_path, save_table
     from agents.studies import advantage_by, value_dataset
 
+    check_table_path(args.out)  # before the work, not after it
     rules = Rules.preset(args.preset, players=args.players)
     if len(args.agents) not in (1, rules.players):
         raise ValueError(f"give one agent, or one per seat ({rules.players})")
@@ -321,6 +368,10 @@ def _values(args: argparse.Namespace) -> int:
 
 
 def _train_rllib(args: argparse.Namespace) -> int:
+    try:
+        import ray.rllib  # noqa: F401
+    except ModuleNotFoundError:
+        raise ValueError("train-rllib needs Ray RLlib: pip install 'gostop[rllib]'") from None
     from train.rllib import train_rllib
 
     Rules.preset(args.preset, players=args.players)  # a bad preset or player count fails here, not in Ray
@@ -328,6 +379,14 @@ def _train_rllib(args: argparse.Namespace) -> int:
                       preset=args.preset, seed=args.seed, train_batch_size=args.batch,
                       minibatch_size=max(1, args.batch // 8))
     print(f"saved the RLlib checkpoint in {out / 'checkpoint'} (figures per iteration: {out / 'progress.jsonl'})")
+    return 0
+
+
+def _convert_model(folder: str) -> int:
+    from agents.learned import convert_pickled_model
+
+    out = convert_pickled_model(folder)
+    print(f"converted {out}: it now loads from policy.safetensors (policy.pth is no longer read; delete it)")
     return 0
 
 

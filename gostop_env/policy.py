@@ -86,9 +86,14 @@ def opponent_policies(opponents: Policy | Sequence[Policy] | None, players: int)
     """Policy k plays the seat k + 1 places after the learner in turn order."""
     if opponents is None:
         opponents = RandomPolicy()
+    if isinstance(opponents, (str, bytes)):
+        raise TypeError(f"opponents are policies, not names: build one from a name with "
+                        f"agents.make_agent({opponents!r})")
     if callable(opponents):
         return [opponents] * (players - 1)
     opponents = list(opponents)
+    if not all(callable(p) and isinstance(getattr(p, "encoding", None), str) for p in opponents):
+        raise TypeError("every opponent must be a policy: a callable with an 'encoding' attribute")
     if len(opponents) != players - 1:
         raise ValueError(f"give one opponent policy or {players - 1} (one per other seat), got {len(opponents)}")
     return opponents

@@ -6,15 +6,18 @@ A hand is fully determined by its rules, deck order, nagari carry and actions (R
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from .core import Event, ReferenceGame, Rules, action_name
 from .core.cards import card_name
+from .core.deck import validate_deck
 from .core.events import Events
+from .core.rules import check_carry
 
 FORMAT = "gostop-replay/1"
+MAX_REPLAY_BYTES = 1 << 20  # a hand is a few kilobytes
 
 
 @dataclass
@@ -32,9 +35,41 @@ class Replay:
 
     @classmethod
     def load(cls, path: str | Path) -> "Replay":
-        data = json.loads(Path(path).read_text())
-        if data.pop("format", None) != FORMAT:
+        """Read and check a replay file (ValueError saying what is wrong). The file is data:
+        nothing in it is executed, and it must replay under the engine to be used."""
+        path = Path(path)
+        if path.stat().st_size > MAX_REPLAY_BYTES:
+            raise ValueError(f"{path} is larger than {MAX_REPLAY_BYTES} bytes: not a replay")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+            raise ValueError(f"{path} is not valid JSON: {error}") from None
+        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
             raise ValueError(f"{path} is not a {FORMAT} file")
+        return cls.from_dict(data, str(path))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "replay") -> "Replay":
+        """A replay from its fields, each checked: rules a valid rule set, deck a valid deck
+        order of integers, actions integers, carry 0..MAX_CARRY, payments one integer per seat."""
+        known = {f.name for f in fields(cls)}
+        if set(data) - known or not {"rules", "deck", "actions"} <= set(data):
+            raise ValueError(f"{where}: a replay has the keys {sorted(known)} (rules, deck and actions required), "
+                             f"got {sorted(data)}")
+        rules = data["rules"]
+        if not isinstance(rules, dict) or set(rules) - {f.name for f in fields(Rules)}:
+            raise ValueError(f"{where}: 'rules' must be a table of rule options, got {rules!r:.200}")
+        try:
+            checked = Rules(**rules)
+            validate_deck(checked, data["deck"])
+            check_carry(data.get("carry", 0), scalar=True)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{where}: {error}") from None
+        for name in ("actions", "payments"):
+            if not isinstance(data.get(name, []), list) or not all(type(a) is int for a in data.get(name, [])):
+                raise ValueError(f"{where}: {name!r} must be a list of integers")
+        if len(data.get("payments", [])) not in (0, checked.players):
+            raise ValueError(f"{where}: 'payments' must have one entry per seat ({checked.players})")
         return cls(**data)
 
     def game(self) -> ReferenceGame:

@@ -7,6 +7,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # small torch nets run far faster
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules
 from gostop_env.core.batch import bit
@@ -14,6 +15,13 @@ from gostop_env.core.deck import DEAL_PACKETS, DEALT, cards_in_play
 from gostop_env.core.position import Position
 
 PRESETS = ("seed", "korean")
+
+# Property tests: the same examples on every run (derandomized, no example database), no
+# per-example deadline (CI machines are busy); HYPOTHESIS_PROFILE=deep searches longer.
+settings.register_profile("gostop", derandomize=True, database=None, deadline=None, max_examples=40,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile("deep", parent=settings.get_profile("gostop"), derandomize=False, max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gostop"))
 
 
 class Both:

@@ -4,13 +4,18 @@ Top-level keys: ``kind`` (``"ppo"``: a card-play and go/stop policy; ``"go_stop"
 go/stop-only policy on top of ``ppo.card_player``), ``out`` (run folder), ``seed``,
 ``players``, ``preset``, ``encoding``, ``checkpoint_every`` (timesteps), and the tables
 ``[bc]`` (optional behaviour cloning before PPO), ``[ppo]``, ``[opponents]``, ``[eval]``.
-Every key and its default is a field below; unknown keys are errors. ``--set
-section.key=value`` on the command line overrides a key (the value is read as TOML).
+Every key and its default is a field below; unknown keys, values of the wrong type (``1.5``
+for an integer, a string for a number) and values out of range (see ``LIMITS``) are errors
+naming the key, raised when the config is read, before any work; so are agent names
+(``bc.teacher``, ``ppo.card_player``, ``opponents.pool``, ``eval.against``) that do not
+name an agent. ``--set section.key=value`` on the command line overrides a key (the value
+is read as TOML).
 Shipped configurations live in ``train/configs/`` and can be named without their path.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,6 +26,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from gostop_env.core import Rules
+from gostop_env.encodings import ENCODINGS
 
 SHIPPED_CONFIGS = Path(__file__).parent / "configs"
 KINDS = ("ppo", "go_stop")
@@ -98,6 +104,11 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def __post_init__(self) -> None:
+        for where, section in (("", self), *((f"{n}.", getattr(self, n)) for n in SECTIONS)):
+            if section is not None:
+                _check_fields(where, section)
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {sorted(ENCODINGS)}, got {self.encoding!r}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         if self.ppo.reward not in ("chips", "win"):
@@ -115,9 +126,24 @@ class TrainConfig:
             raise ValueError("3-player evaluations need at least two agents in eval.against")
         if self.opponents.max_snapshots < 1:
             raise ValueError(f"opponents.max_snapshots must be at least 1, got {self.opponents.max_snapshots}")
-        if not self.opponents.pool or min(self.opponents.pool.values()) < 0:
-            raise ValueError("opponents.pool needs at least one agent, with weights >= 0")
-        self.rules  # raises on a bad preset or player count
+        if not self.opponents.pool or sum(self.opponents.pool.values()) <= 0:
+            raise ValueError("opponents.pool needs at least one agent, with weights >= 0 and a positive sum")
+        self._check_agents()
+
+    def _check_agents(self) -> None:
+        """Every agent name in the config names an agent under these rules (ValueError naming the key)."""
+        from agents.registry import make_agent
+
+        rules = self.rules  # raises on a bad preset or player count
+        names = [("opponents.pool", name) for name in self.opponents.pool]
+        names += [("eval.against", name) for name in self.eval.against]
+        names += [("bc.teacher", self.bc.teacher)] if self.bc is not None else []
+        names += [("ppo.card_player", self.ppo.card_player)] if self.kind == "go_stop" else []
+        for key, name in names:
+            try:
+                make_agent(name, rules)
+            except ValueError as error:
+                raise ValueError(f"{key}: {error}") from None
 
     @property
     def rules(self) -> Rules:
@@ -132,10 +158,12 @@ class TrainConfig:
         _reject_unknown("the config", data, {f.name for f in dataclasses.fields(cls)})
         for name, section in SECTIONS.items():
             if data.get(name) is not None:
+                if not isinstance(data[name], dict):
+                    raise ValueError(f"[{name}] must be a table of keys, got {data[name]!r}")
                 table = dict(data[name])
                 _reject_unknown(f"[{name}]", table, {f.name for f in dataclasses.fields(section)})
                 for key in ("net_arch", "against"):
-                    if key in table:
+                    if isinstance(table.get(key), list):
                         table[key] = tuple(table[key])
                 data[name] = section(**table)
         return cls(**data)
@@ -153,6 +181,60 @@ class TrainConfig:
         for override in overrides:
             _apply(data, override)
         return cls.from_dict(data)
+
+
+LIMITS: dict[str, tuple[float | None, float | None]] = {
+    "seed": (0, None), "checkpoint_every": (0, None),
+    "bc.hands": (1, None), "bc.epochs": (1, None), "bc.batch_size": (1, None), "bc.learning_rate": (1e-12, 10),
+    "bc.go_stop_weight": (0, None), "bc.value_weight": (0, None),
+    "ppo.timesteps": (1, None), "ppo.envs": (1, 65_536), "ppo.n_steps": (1, None), "ppo.batch_size": (2, None),
+    "ppo.epochs": (1, None), "ppo.learning_rate": (1e-12, 10), "ppo.gamma": (0, 1), "ppo.gae_lambda": (0, 1),
+    "ppo.ent_coef": (0, None), "ppo.clip_range": (1e-12, None), "ppo.reward_scale": (1e-12, None),
+    "ppo.net_arch": (1, 4096),
+    "opponents.pool": (0, None), "opponents.snapshot_every": (0, None), "opponents.snapshot_weight": (0, None),
+    "opponents.max_snapshots": (1, None),
+    "eval.every": (0, None), "eval.deals": (1, None),
+}
+"""Lowest and highest allowed value of each numeric key (for lists and tables: of each entry)."""
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+TYPES = {
+    "int": (_is_int, "an integer"),
+    "float": (_is_number, "a number"),
+    "str": (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string"),
+    "tuple[int, ...]": (lambda v: isinstance(v, tuple) and 1 <= len(v) <= 8 and all(map(_is_int, v)),
+                        "a list of 1 to 8 integers"),
+    "tuple[str, ...]": (lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v),
+                        "a list of agent names"),
+    "dict[str, float]": (lambda v: isinstance(v, dict) and all(map(_is_number, v.values())),
+                         "a table of agent names and numbers"),
+}
+"""What each field type of the sections above accepts (the field's annotation as written)."""
+
+
+def _check_fields(where: str, section: Any) -> None:
+    """Raise ValueError naming the first key of ``section`` of the wrong type or out of range."""
+    for f in dataclasses.fields(section):
+        if f.name in SECTIONS:
+            continue
+        key, value = where + f.name, getattr(section, f.name)
+        valid, expected = TYPES[str(f.type)]
+        if not valid(value):
+            raise ValueError(f"{key} must be {expected}, got {value!r}")
+        low, high = LIMITS.get(key, (None, None))
+        entries = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else [value]
+        for entry in entries:
+            if (low is not None and entry < low) or (high is not None and entry > high):
+                span = f"at least {low}" if high is None else f"between {low} and {high}"
+                raise ValueError(f"{key} must be {span}, got {value!r}")
 
 
 def _reject_unknown(where: str, table: dict[str, Any], known: set[str]) -> None:

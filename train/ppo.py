@@ -31,6 +31,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.learned import load_model, save_model
 from agents.registry import make_agent
+from gostop_env.outputs import writable_folder
 from gostop_env.policy import Policy
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool
 
@@ -70,7 +71,7 @@ def _start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
     if not resume:
         if saved.exists():
             raise ValueError(f"{out} already holds a run: resume it (--resume) or choose another out folder")
-        out.mkdir(parents=True, exist_ok=True)
+        writable_folder(out)
         (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
         return {"timesteps": 0, "checkpoint": None, "snapshots": []}
     if not saved.exists():

@@ -86,7 +86,7 @@ def integer_actions(actions: Any) -> np.ndarray:
         return np.zeros(0, np.int64)
     if not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"actions must be integer ids (Python or NumPy integers), got an array of {array.dtype} "
-                        f"(e.g. {array.reshape(-1)[0].tolist()!r})")
+                        f"(e.g. {np.asarray(array.reshape(-1)[0]).tolist()!r})")
     if array.dtype == np.uint64 and (array > np.iinfo(np.int64).max).any():
         raise ValueError(f"action ids are 0..{NUM_ACTIONS - 1}, got {int(array.max())}")
     return array.astype(np.int64, copy=False).reshape(-1)

@@ -273,6 +273,8 @@ class GameBatch:
         """Reset games ``index`` to the start of the hands dealt by ``decks`` (§2, §3);
         returns their deal events."""
         carry = check_carry(carry)
+        if carry.shape not in ((), (index.size,)):
+            raise ValueError(f"carry must be one integer or one per game ({index.size}), got shape {carry.shape}")
         self._new_events()
         for name, (_, _, value) in _INITIAL.items():
             getattr(self, name)[index] = value

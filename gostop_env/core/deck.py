@@ -59,8 +59,14 @@ def void_month(rules: Rules, deck: Sequence[int]) -> int | None:
 
 
 def validate_deck(rules: Rules, deck: Sequence[int]) -> np.ndarray:
-    """Check an explicit deck order; return it as an int8 array or raise ValueError saying why."""
+    """Check an explicit deck order; return it as an int8 array or raise ValueError saying why
+    (card ids must be Python or NumPy integers: 3.0 or "3" is refused, never converted)."""
     expected = cards_in_play(rules)
+    if isinstance(deck, (str, bytes)) or not hasattr(deck, "__len__"):
+        raise ValueError(f"a deck is a sequence of card ids, got {type(deck).__name__}")
+    wrong = [c for c in deck if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer))]
+    if wrong:
+        raise ValueError(f"deck card ids must be integers, got {wrong[0]!r} ({type(wrong[0]).__name__})")
     values = [int(c) for c in deck]
     if len(values) != len(expected):
         raise ValueError(

@@ -66,7 +66,7 @@ class Position:
                      "revealed", "last_go"):
             if len(getattr(self, name)) != p:
                 raise ValueError(f"position.{name} must have one entry per seat ({p})")
-        check_carry(self.carry)
+        check_carry(self.carry, scalar=True)
         if not 0 <= self.seat < p:
             raise ValueError(f"position.seat must be 0..{p - 1}, got {self.seat}")
         everywhere = [c for h in self.hands for c in h] + self.layout + self.stock + [

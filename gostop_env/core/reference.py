@@ -24,6 +24,12 @@ Readings chosen where RULES.md leaves room (beyond its §14):
   ``bomb_bonus``.
 - The NAGARI event is counted for the seat whose turn ended the hand; CHONGTONG for
   each holder, and a chongtong with several holders has no winner (``winner == -1``).
+- The nagari carry is bounded (:data:`~gostop_env.core.rules.MAX_CARRY`, 24): a hand
+  starts with a carry of 0..24, and a nagari at 24 leaves it at 24 (under compounding
+  the multiplier stops at 2^24). The rule book sets no bound; this one keeps every
+  payment exact in the batch core's int64 arrays, and no real run of nagari reaches it.
+- The go/stop target is at most :data:`~gostop_env.core.rules.MAX_TARGET` (100), far
+  above any score a hand can reach.
 - Engine bookkeeping, not a rule: while a choice is pending, the card that is waiting
   (the played or flipped card) is already listed in ``taken``, since it is taken
   whichever card is chosen.
@@ -151,7 +157,7 @@ class ReferenceGame:
 
     def __init__(self, rules: Rules, deck: Sequence[int], carry: int = 0):
         deck = validate_deck(rules, deck)
-        carry = int(check_carry(carry))
+        carry = int(check_carry(carry, scalar=True))
         hands, layout, stock = deal_slices(rules, deck)
         self._setup(rules, hands, stock, carry)
         self.deck = deck

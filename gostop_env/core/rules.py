@@ -18,6 +18,10 @@ JA_PPUK_MODES = ("previous_turn", "any_turn")
 CHOICE_RULES = ("distinct", "always")
 STEAL_CHOICES = ("lowest", "highest")
 
+MAX_TARGET = 100
+"""The largest go/stop target: no hand scores near it (brights, animals, ribbons and junk
+give well under 100 points), and the encodings scale the target by 1/10 into their bounds."""
+
 MAX_CARRY = 24
 """The largest nagari carry (consecutive nagari hands before a hand). A hand may start with
 a carry of 0..MAX_CARRY (a larger one is a ValueError), and the carry after a nagari at
@@ -34,7 +38,8 @@ class Rules:
 
     Attributes:
         players: 2 or 3 seats; seat 0 deals and moves first.
-        target: points needed to go or stop; ``None`` means 7 with 2 players, 3 with 3.
+        target: points needed to go or stop, 1..MAX_TARGET; ``None`` means 7 with 2
+            players, 3 with 3.
         jokers: jokers in the deck (0, 1 or 2); card 48 is used first, then 49.
         go_multiplier: ``"once_over_3"`` (×2 once when gos > 3) or
             ``"doubling_from_3"`` (×2^(gos−2) from the third go).
@@ -83,8 +88,9 @@ class Rules:
         _check_choice("ja_ppuk", self.ja_ppuk, JA_PPUK_MODES)
         _check_choice("choice_rule", self.choice_rule, CHOICE_RULES)
         _check_choice("steal_choice", self.steal_choice, STEAL_CHOICES)
-        if self.target is not None and not (_is_int(self.target) and self.target >= 1):
-            raise ValueError(f"option 'target' must be a positive integer or None, got {self.target!r}")
+        if self.target is not None and not (_is_int(self.target) and 1 <= self.target <= MAX_TARGET):
+            raise ValueError(f"option 'target' must be a positive integer up to {MAX_TARGET} or None, "
+                             f"got {self.target!r}")
         if not (_is_int(self.pi_bak_threshold) and 0 <= self.pi_bak_threshold < 26):
             raise ValueError(
                 f"option 'pi_bak_threshold' must be an integer 0..25, got {self.pi_bak_threshold!r}"
@@ -145,10 +151,13 @@ _BOOL_OPTIONS = tuple(f.name for f in dataclasses.fields(Rules) if f.type in ("b
 _INT_OPTIONS = ("players", "target", "jokers", "pi_bak_threshold")
 
 
-def check_carry(carry: Any) -> np.ndarray:
-    """``carry`` (an integer, or an array of them) as int64, checked to lie in 0..MAX_CARRY."""
+def check_carry(carry: Any, scalar: bool = False) -> np.ndarray:
+    """``carry`` (an integer, or unless ``scalar`` an array of them) as int64, checked to lie
+    in 0..MAX_CARRY (TypeError for a non-integer, ValueError out of range)."""
+    if isinstance(carry, int) and not isinstance(carry, bool) and not 0 <= carry <= MAX_CARRY:
+        raise ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), got {carry}")
     array = np.asarray(carry)
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer) or (scalar and array.ndim):
         raise TypeError(f"carry must be an integer 0..{MAX_CARRY}, got {carry!r}")
     if array.size and (array.min() < 0 or array.max() > MAX_CARRY):
         raise ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), "

@@ -1,0 +1,442 @@
+"""Trust and safety: untrusted files are checked (never executed), logs never change figures
+silently, bad input gets a clear error of the documented type."""
+from __future__ import annotations
+
+import fcntl
+import json
+import pickle
+import shutil
+
+import numpy as np
+import pytest
+
+from agents.tournament import LOCK_FILE, TournamentConfig, TournamentLogError, run_tournament
+from gostop_env.cli import main
+from gostop_env.core import GameBatch, IllegalActionError, ReferenceGame, Result, Rules, random_legal_actions
+from gostop_env.core.rules import MAX_CARRY
+from gostop_env.replay import Replay
+from train.config import TrainConfig
+
+
+# ---- actions are integers -----------------------------------------------------------------------
+NOT_INTEGERS = [2.7, 3.0, "3", None, True, np.float64(1.0), [1]]
+
+
+@pytest.mark.parametrize("bad", NOT_INTEGERS, ids=repr)
+def test_engines_refuse_actions_that_are_not_integers(bad):
+    game = ReferenceGame.from_seed(Rules(), 5)
+    before = game.snapshot()
+    with pytest.raises(TypeError, match="integer"):
+        game.step(bad)
+    assert game.snapshot() == before
+    batch = GameBatch.from_seed(Rules(), 5, 2)
+    legal = batch.legal_actions(0)[0]
+    if not isinstance(bad, list):
+        with pytest.raises(TypeError, match="integer"):
+            batch.step([bad, bad])
+    with pytest.raises(TypeError, match="integer"):
+        batch.step(np.array([legal, legal]) + 0.7)
+    assert batch.snapshot(0) == GameBatch.from_seed(Rules(), 5, 2).snapshot(0)
+    batch.step(np.array([legal, batch.legal_actions(1)[0]], np.int32))  # NumPy integers are fine
+
+
+@pytest.mark.parametrize("mode", ["penalize", "raise"])
+def test_gymnasium_env_refuses_floats_in_both_modes(mode):
+    from gostop_env.gym_env import GoStopEnv
+
+    env = GoStopEnv(illegal_action=mode)
+    env.reset(seed=3)
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    for bad in (legal + 0.7, float(legal), str(legal)):
+        with pytest.raises(TypeError, match="integer"):
+            env.step(bad)
+    env.step(np.int64(legal))
+
+
+def test_vector_and_aec_envs_refuse_floats():
+    from gostop_env.pettingzoo_env import raw_env
+    from gostop_env.vec_env import GoStopVecEnv
+
+    vec = GoStopVecEnv(4, seed=1)
+    vec.reset()
+    actions = random_legal_actions(vec.batch.legal_bits, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="integer"):
+        vec.step_async(actions + 0.2)
+    vec.step(actions)
+    aec = raw_env()
+    aec.reset(seed=1)
+    legal = int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0])
+    with pytest.raises(TypeError, match="integer"):
+        aec.step(legal + 0.5)
+    with pytest.raises(IllegalActionError):
+        aec.step(None)  # a live agent must act
+    aec.step(legal)
+
+
+def test_opponents_given_by_name_get_a_clear_error():
+    from gostop_env.gym_env import GoStopEnv
+
+    with pytest.raises(TypeError, match=r"make_agent\('greedy'\)"):
+        GoStopEnv(opponents="greedy")
+
+
+# ---- rules and the nagari carry ------------------------------------------------------------------
+@pytest.mark.parametrize("options", [dict(players=2.0), dict(players="2"), dict(jokers=1.0), dict(jokers=True),
+                                     dict(go_multiplier=1), dict(target=7.5), dict(pi_bak_threshold=2.0)])
+def test_rules_refuse_values_of_the_wrong_type(options):
+    with pytest.raises(ValueError, match=next(iter(options))):
+        Rules(**options)
+
+
+def test_rules_take_numpy_integers_as_python_ints():
+    rules = Rules(players=np.int64(3), jokers=np.int8(1))
+    assert type(rules.players) is int and rules == Rules(players=3, jokers=1)
+
+
+@pytest.mark.parametrize("carry", [MAX_CARRY + 1, 10**9, 10**30, -1, 2.0, True])
+def test_carry_out_of_bounds_is_refused_at_once_by_both_engines(carry):
+    for start in (lambda: ReferenceGame.from_seed(Rules.preset("korean"), 0, carry=carry),
+                  lambda: GameBatch.from_seed(Rules.preset("korean"), 0, 2, carry=carry)):
+        with pytest.raises((ValueError, TypeError), match="carry"):
+            start()
+
+
+@pytest.mark.parametrize("preset", ["seed", "korean"])
+def test_payments_at_the_carry_bound_are_exact_and_equal_across_engines(preset):
+    """The same hands at carry 0 and at MAX_CARRY: the batch pays 2^MAX_CARRY (compounding)
+    or 2 times as much, without overflow, and the reference engine agrees game by game."""
+    rules = Rules.preset(preset)
+    rng = np.random.default_rng(4)
+    plain = GameBatch.from_seed(rules, 9, 300)
+    carried = GameBatch.from_seed(rules, 9, 300, carry=MAX_CARRY)
+    refs = [ReferenceGame(rules, deck, MAX_CARRY) for deck in _decks(rules, 9, 300)]
+    history = []
+    while not plain.done.all():
+        actions = random_legal_actions(plain.legal_bits, rng)
+        history.append(actions)
+        plain.step(actions)
+        carried.step(actions)
+    for g, ref in enumerate(refs):
+        for actions in history:
+            if actions[g] >= 0:
+                ref.step(int(actions[g]))
+        assert ref.payments == carried.payments[g].tolist()
+    factor = 2**MAX_CARRY if rules.nagari_compounding else 2
+    stopped = carried.result == Result.STOP  # chongtong pays flat, the carry included (rules §3)
+    assert (carried.payments[stopped] == plain.payments[stopped] * factor).all() and stopped.sum() > 100
+    assert carried.payments.sum(axis=1).tolist() == [0] * 300
+
+
+def _decks(rules, seed, n):
+    from gostop_env.core.deck import shuffled_decks
+
+    return shuffled_decks(rules, np.random.default_rng(seed), n)
+
+
+def test_carry_stays_at_the_bound_after_another_nagari():
+    rules = Rules.preset("korean")
+    batch = GameBatch.from_seed(rules, 2, 400, carry=MAX_CARRY)
+    rng = np.random.default_rng(0)
+    while not batch.done.all():
+        batch.step(random_legal_actions(batch.legal_bits, rng))
+    nagari = batch.result == Result.NAGARI
+    assert nagari.any() and (batch.next_carry[nagari] == MAX_CARRY).all()
+
+
+# ---- replay files ---------------------------------------------------------------------------------
+def _replay_text(**changes):
+    game = ReferenceGame.from_seed(Rules(), 1)
+    data = {"format": "gostop-replay/1", "rules": Rules().to_dict(), "deck": [int(c) for c in game.deck],
+            "actions": [], "carry": 0, "payments": []}
+    return json.dumps({**data, **changes})
+
+
+@pytest.mark.parametrize("text", [
+    "null", "123", "[" * 50_000 + "]" * 50_000, "{", "\xff", _replay_text(deck="abc"),
+    _replay_text(deck=[float(c) for c in range(48)]), _replay_text(deck=[str(c) for c in range(48)]),
+    _replay_text(rules={"players": 2.0}), _replay_text(rules={"bogus": 1}), _replay_text(carry=10**30),
+    _replay_text(actions=[1.5]), _replay_text(payments=[1, 2, 3]), _replay_text(extra=1),
+], ids=lambda t: t[:30])
+def test_bad_replay_files_are_refused_with_a_value_error(tmp_path, text):
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    with pytest.raises(ValueError):
+        Replay.load(path)
+    with pytest.raises(SystemExit):
+        main(["replay", str(path)])
+
+
+def test_a_replay_whose_actions_do_not_replay_is_refused(tmp_path):
+    path = tmp_path / "wrong.json"
+    path.write_text(_replay_text(actions=[124]))
+    with pytest.raises(ValueError, match="illegal action 124"):
+        list(Replay.load(path).play())
+
+
+# ---- tournament logs -------------------------------------------------------------------------------
+def _figures(results):
+    from agents.metrics import agent_figures
+
+    return [f.as_dict() for f in agent_figures(results)]
+
+
+CONFIG = TournamentConfig(("greedy", "random"), deals=200, chunk=50)
+
+
+def test_a_duplicated_log_line_counts_once(tmp_path):
+    whole = _figures(run_tournament(CONFIG, tmp_path))
+    log = tmp_path / "units.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([*lines, lines[0], lines[3]]) + "\n")
+    again = run_tournament(CONFIG, tmp_path)
+    assert len(again.records()["deal"]) == 400 and _figures(again) == whole
+
+
+@pytest.mark.parametrize("change", ["payments", "chunk", "shorter", "line", "key", "extra"])
+def test_log_lines_that_do_not_belong_are_refused(tmp_path, change):
+    run_tournament(CONFIG, tmp_path)
+    log = tmp_path / "units.jsonl"
+    lines = log.read_text().splitlines()
+    unit = json.loads(lines[0])
+    if change == "payments":  # a second, different result for the same unit
+        unit["records"]["payments"][0] = [5, -5]
+    elif change == "chunk":
+        unit["chunk"] = 99
+    elif change == "shorter":
+        unit["records"]["result"] = unit["records"]["result"][:-1]
+    elif change == "key":
+        unit["key"] = "0" * 16
+    elif change == "extra":
+        unit["secret"] = 1
+    log.write_text("\n".join([*lines, "123" if change == "line" else json.dumps(unit)]) + "\n")
+    with pytest.raises(TournamentLogError):
+        run_tournament(CONFIG, tmp_path)
+
+
+def test_a_line_cut_short_is_dropped_and_the_log_continues_cleanly(tmp_path):
+    whole = _figures(run_tournament(CONFIG))
+    run_tournament(CONFIG, tmp_path)
+    log = tmp_path / "units.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40])  # killed while writing line 3
+    assert _figures(run_tournament(CONFIG, tmp_path)) == whole
+    assert len(log.read_text().splitlines()) == 8  # 4 chunks x 2 lineups, each once
+    assert _figures(run_tournament(CONFIG, tmp_path)) == whole
+
+
+def test_a_second_run_on_a_folder_in_use_is_refused(tmp_path):
+    with (tmp_path / LOCK_FILE).open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another run holds the folder
+        with pytest.raises(TournamentLogError, match="in use"):
+            run_tournament(CONFIG, tmp_path)
+    run_tournament(CONFIG, tmp_path)  # free again
+
+
+def test_bad_tournament_settings_are_refused():
+    for bad in (dict(keep_replays=-3), dict(seed=-1), dict(deals=2.5), dict(players=2.0)):
+        with pytest.raises(ValueError):
+            TournamentConfig(("greedy", "random"), **bad)
+
+
+def test_ray_backend_without_ray_says_which_extra_to_install(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)
+    with pytest.raises(ValueError, match=r"gostop\[ray\]"):
+        run_tournament(CONFIG, backend="ray")
+    with pytest.raises(SystemExit):
+        main(["train-rllib", "--iterations", "1"])
+
+
+# ---- training configs ----------------------------------------------------------------------------
+@pytest.mark.parametrize("override", [
+    'ppo.timesteps="abc"', "ppo.envs=2.5", 'ppo.net_arch="abc"', 'opponents.pool={greedy="x"}',
+    "ppo.timesteps=1500.5", "ppo.net_arch=[0]", "ppo.gamma=-3", "checkpoint_every=-5", 'eval.against=["bogus"]',
+    "ppo=5", "seed=-1", "ppo.learning_rate=nan", 'bc.teacher="nope"', "players=2.0", "opponents.pool={}",
+    "ppo.net_arch=[8,8,8,8,8,8,8,8,8]", 'encoding="pixels"',
+])
+def test_bad_config_values_are_refused_up_front_naming_the_key(override):
+    key = override.split("=")[0].split(".")[-1]
+    with pytest.raises(ValueError, match=key):
+        TrainConfig.load("quick", [override])
+
+
+# ---- outputs checked before the work ---------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["go-stop", "values", "greedy", "--out", "/proc/gostop.csv"],
+    ["go-stop", "values", "greedy", "--out", "values.txt"],
+    ["go-stop", "sweep", "--out", "/proc/gostop.csv"],
+    ["play", "--save", "/proc/hand.json"],
+    ["tournament", "greedy", "random", "--out", "/proc/gostop"],
+])
+def test_unwritable_outputs_fail_before_any_work(monkeypatch, tmp_path, args, capsys):
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("the work started before the destination was checked")
+
+    for target in ("agents.studies.value_dataset", "agents.studies.versus", "gostop_env.human.play_in_terminal",
+                   "agents.tournament._run"):
+        monkeypatch.setattr(target, no_work)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(args)
+    assert "error" in capsys.readouterr().err
+
+
+def test_a_folder_where_a_file_is_expected_and_the_reverse(tmp_path):
+    from gostop_env.outputs import writable_file, writable_folder
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a folder"):
+        writable_file(tmp_path)
+    with pytest.raises(ValueError, match="not a folder"):
+        writable_folder(tmp_path / "file")
+    assert writable_file(tmp_path / "new" / "a.csv", (".csv",)).parent.is_dir()
+    assert not (tmp_path / "new" / "a.csv").exists()  # checked, not left behind
+
+
+def test_ctrl_c_in_play_leaves_cleanly(monkeypatch, capsys):
+    class Interrupted:
+        def readline(self):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("sys.stdin", Interrupted())
+    assert main(["play", "--seed", "1"]) == 130
+    assert "left the hand" in capsys.readouterr().out
+
+
+# ---- model folders ----------------------------------------------------------------------------------
+sb3 = pytest.importorskip("sb3_contrib")
+from agents.learned import (ModelError, load_model, model_fingerprint, read_meta,  # noqa: E402
+                            save_model)
+from agents.registry import make_agent  # noqa: E402
+
+
+def _network(width: int = 8):
+    from agents.learned import _empty_network
+
+    return _empty_network({"encoding": "vector", "network": {
+        "inputs": 571, "actions": 125, "pi": [width], "vf": [width], "activation": "tanh"}})
+
+
+META = {"encoding": "vector", "players": 2, "preset": "seed", "decides": "all"}
+
+
+class Payload:
+    """Unpickling this creates a file: proof that code ran."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def test_pickled_models_are_refused_without_being_read(tmp_path):
+    marker = tmp_path / "pwned"
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "policy.pth").write_bytes(pickle.dumps(Payload(marker)))
+    (folder / "model.json").write_text(json.dumps({"format": "gostop-model/1", **META}))
+    with pytest.raises(ModelError, match="gostop convert-model"):
+        make_agent(f"model:{folder}")
+    assert not marker.exists()
+    save_model(_network(), folder, META)  # a safetensors file beside it: the pickle is never read
+    load_model(str(folder))
+    assert not marker.exists()
+
+
+def test_a_trusted_old_model_converts_to_the_same_play(tmp_path):
+    network = _network()
+    folder = tmp_path / "old"
+    folder.mkdir()
+    network.save(str(folder / "policy.pth"))
+    (folder / "model.json").write_text(json.dumps({"format": "gostop-model/1", **META}))
+    assert main(["convert-model", str(folder)]) == 0
+    obs = np.random.default_rng(0).random((4, 571), np.float32)
+    assert np.array_equal(load_model(str(folder)).logits(obs), load_model(str(folder)).logits(obs))
+    from agents.learned import NetworkPolicy
+
+    assert np.allclose(load_model(str(folder)).logits(obs), NetworkPolicy(network).logits(obs))
+
+
+@pytest.fixture
+def model(tmp_path):
+    return save_model(_network(), tmp_path / "m", META)
+
+
+def _edit(folder, **changes):
+    meta = json.loads((folder / "model.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            meta.pop(key)
+        else:
+            meta[key] = value
+    (folder / "model.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(encoding="tokens"), "inputs"),
+    (dict(encoding=["vector"]), "encoding"),
+    (dict(players=None), "missing key 'players'"),
+    (dict(network=None), "missing key 'network'"),
+    (dict(players=3), "weights were saved for players"),
+    (dict(players="2"), "players"),
+    (dict(decides="go_stop"), "card_player"),
+    (dict(format="gostop-model/9"), "unknown model format"),
+    (dict(network={"inputs": 571, "actions": 125, "pi": [9], "vf": [8], "activation": "tanh"}), "do not fit"),
+    (dict(network={"inputs": 571, "actions": 125, "pi": [8], "vf": [8], "activation": "gelu"}), "activation"),
+])
+def test_model_json_is_checked_against_the_network(model, changes, message):
+    _edit(model, **changes)
+    with pytest.raises(ModelError, match=message):
+        load_model(str(model))
+
+
+def test_weights_that_are_not_safetensors_are_refused(model):
+    (model / "policy.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}      ")
+    with pytest.raises(ModelError, match="safetensors"):
+        load_model(str(model))
+
+
+def test_model_json_that_is_not_an_object_is_refused(model):
+    for text in ("null", "[1]", "[" * 10_000 + "]" * 10_000, "{"):
+        (model / "model.json").write_text(text)
+        with pytest.raises(ModelError):
+            read_meta(model)
+
+
+def test_a_card_player_chain_that_comes_back_is_refused(tmp_path):
+    first = save_model(_network(), tmp_path / "a", {**META, "decides": "go_stop", "card_player": "greedy"})
+    second = save_model(_network(), tmp_path / "b", {**META, "decides": "go_stop", "card_player": f"model:{first}"})
+    _edit(first, card_player=f"model:{second}")
+    with pytest.raises(ModelError, match="leads back"):
+        load_model(str(first))
+    _edit(first, card_player=f"model:{first}")
+    with pytest.raises(ModelError, match="leads back"):
+        model_fingerprint(str(first))
+
+
+def test_a_retrained_model_is_not_served_from_old_results(tmp_path, model):
+    config = TournamentConfig((f"model:{model}", "greedy"), deals=20)
+    run_tournament(config, tmp_path / "t")
+    key = config.key()
+    network = _network()
+    save_model(network, model, META)  # new weights in the same folder
+    assert config.key() != key
+    with pytest.raises(TournamentLogError, match="another tournament configuration"):
+        run_tournament(config, tmp_path / "t")
+
+
+def test_model_fingerprint_covers_the_card_player_model(tmp_path, model):
+    composite = save_model(_network(), tmp_path / "c", {**META, "decides": "go_stop", "card_player": f"model:{model}"})
+    before = model_fingerprint(str(composite))
+    save_model(_network(), model, META)
+    assert model_fingerprint(str(composite)) != before
+
+
+def test_the_shipped_model_moves_with_its_folder(tmp_path):
+    from agents.learned import SHIPPED_MODELS
+
+    shutil.copytree(SHIPPED_MODELS / "ppo", tmp_path / "ppo")
+    assert model_fingerprint(str(tmp_path / "ppo")) == model_fingerprint("ppo")
+    policy = make_agent(f"model:{tmp_path / 'ppo'}", Rules())
+    obs = np.zeros((1, 571), np.float32)
+    assert np.array_equal(policy.logits(obs), make_agent("model:ppo", Rules()).logits(obs))
