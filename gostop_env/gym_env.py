@@ -26,7 +26,7 @@ import numpy as np
 
 from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules
 from .core.actions import integer_action
-from .core.deck import shuffled_decks
+from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .policy import Policy, check_actions, observe, opponent_policies
 from .render import render_table
@@ -59,6 +59,8 @@ class GoStopEnv(gymnasium.Env):
         self.batch: GameBatch | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None:
+            seed = check_seed(seed)
         super().reset(seed=seed)
         if seed is not None:
             self._rng, self._carry = np.random.default_rng(seed), 0

@@ -6,7 +6,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .core import GameBatch, Result, Rules, action_name
-from .core.deck import shuffled_decks
+from .core.deck import check_seed, shuffled_decks
 from .policy import Policy, check_actions, observe
 from .render import render_table
 from .replay import Replay, describe
@@ -24,7 +24,7 @@ def play_in_terminal(rules: Rules, opponents: Sequence[Policy], seed: int | None
         raise ValueError(f"need {rules.players - 1} opponent(s), got {len(opponents)}")
     if not 0 <= seat < rules.players:
         raise ValueError(f"seat must be 0..{rules.players - 1}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(None if seed is None else check_seed(seed))
     deck = shuffled_decks(rules, rng, 1)[0]
     batch = GameBatch(rules, deck[None, :])
     write(f"You are seat {seat} (seat 0 deals and moves first); target {rules.target_score} points.")

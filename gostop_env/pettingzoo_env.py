@@ -35,7 +35,7 @@ from pettingzoo.utils import wrappers
 
 from .core import NUM_ACTIONS, Event, Events, IllegalActionError, Phase, ReferenceGame, Rules
 from .core.actions import integer_action
-from .core.deck import shuffled_decks, validate_deck
+from .core.deck import check_seed, shuffled_decks, validate_deck
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
 from .render import render_snapshot
 
@@ -89,7 +89,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         """Deal a new hand. ``options``: ``{"deck": [...]}`` deals that deck order (top card
         first), ``{"carry": n}`` sets the nagari carry."""
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = np.random.default_rng(check_seed(seed))
             self._carry = 0
         options = options or {}
         if "carry" in options:

@@ -24,7 +24,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, Vec
 
 from .core import NUM_ACTIONS, GameBatch, Phase, Rules
 from .core.actions import integer_actions
-from .core.deck import shuffled_decks
+from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .policy import Policy, check_actions, observe, opponent_policies
 
@@ -101,8 +101,7 @@ class GoStopVecEnv(VecEnv):
     # ---- VecEnv interface --------------------------------------------------------------
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed every game's generator (game i: ``seed + i``), and the opponents'; applied now."""
-        if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else check_seed(seed)
         self._game_rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
         self._opponent_rng = np.random.default_rng([seed, self.num_envs])
         self._pool_rng = np.random.default_rng([seed, self.num_envs, 1])

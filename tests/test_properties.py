@@ -83,6 +83,20 @@ def test_carry_is_an_integer_within_the_bound(carry):
         assert game.carry == carry and (batch.carry == carry).all()
 
 
+@given(junk)
+def test_seeds_are_non_negative_integers_everywhere(seed):
+    from gostop_env.gym_env import GoStopEnv
+    from gostop_env.pettingzoo_env import raw_env
+    from gostop_env.vec_env import GoStopVecEnv
+
+    starts = [lambda: GameBatch.from_seed(Rules(), seed, 2), lambda: GameBatch.from_seeds(Rules(), [seed]),
+              lambda: ReferenceGame.from_seed(Rules(), seed), lambda: GoStopEnv().reset(seed=seed),
+              lambda: raw_env().reset(seed=seed), lambda: GoStopVecEnv(2, seed=seed)]
+    outcomes = [clear(lambda: [start()], TypeError, ValueError) is None for start in starts]  # [None]: accepted
+    valid = type(seed) is int and seed >= 0
+    assert outcomes == [not valid] * len(starts) or seed is None  # None: fresh entropy where allowed
+
+
 # ---- steps of the engines -------------------------------------------------------------------------
 @given(st.one_of(junk, st.integers(0, 124)))
 def test_reference_step_takes_legal_integers_only(action):

@@ -31,7 +31,7 @@ import numpy as np
 from . import actions as A
 from . import cards as C
 from .actions import IllegalActionError, Phase, integer_actions
-from .deck import DEAL_PACKETS, DEALT, decks_from_seeds, shuffled_decks, validate_deck
+from .deck import DEAL_PACKETS, DEALT, check_seed, decks_from_seeds, shuffled_decks, validate_deck
 from .events import NUM_EVENTS, BatchEvents, Event
 from .position import Position
 from .reference import BOMBED, CHOSE, PAIRED, PLACED, STACKED, Result
@@ -311,7 +311,7 @@ class GameBatch:
         """``batch_size`` hands shuffled from one seed or generator."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
         return cls(rules, shuffled_decks(rules, rng, batch_size), carry)
 
     @classmethod

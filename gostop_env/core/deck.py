@@ -6,7 +6,7 @@ deck orders; given the deck and the actions a hand is fully determined.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -110,6 +110,18 @@ def _maybe_void(rules: Rules, decks: np.ndarray) -> np.ndarray:
 _NIBBLE_LOW = np.uint64(0x111111111111)  # bit 0 of each month's four bits
 
 
+def check_seed(seed: Any) -> int:
+    """``seed`` as an int: a Python or NumPy integer >= 0 (what NumPy's generators take);
+    TypeError for any other type, ValueError for a negative one."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"a seed must be an integer >= 0, got {seed!r} ({type(seed).__name__})")
+    if seed < 0:
+        raise ValueError(f"a seed must be an integer >= 0, got {seed}")
+    return int(seed)
+
+
 def decks_from_seeds(rules: Rules, seeds: Sequence[int]) -> np.ndarray:
     """One deck order per seed: game ``i`` is ``shuffled_decks(rules, default_rng(seeds[i]), 1)``."""
-    return np.stack([shuffled_decks(rules, np.random.default_rng(int(s)), 1)[0] for s in seeds])
+    if not len(seeds):
+        raise ValueError("no seeds given: a batch needs at least one game")
+    return np.stack([shuffled_decks(rules, np.random.default_rng(check_seed(s)), 1)[0] for s in seeds])
