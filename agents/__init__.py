@@ -1,11 +1,11 @@
 """Agents for Go-Stop. All implement the one policy interface of :mod:`gostop_env.policy`.
 
-- :mod:`agents.greedy`: :class:`SimpleGreedy` and :class:`Greedy` card-play baselines.
-- :mod:`agents.go_stop`: go/stop rules (always stop, thresholds) for any card player.
-- :mod:`agents.search`: :class:`SearchAgent`, determinized Monte-Carlo search.
-- :mod:`agents.registry`: :func:`make_agent` builds an agent from a name such as
+- :mod:`gostop.agents.greedy`: :class:`SimpleGreedy` and :class:`Greedy` card-play baselines.
+- :mod:`gostop.agents.go_stop`: go/stop rules (always stop, thresholds) for any card player.
+- :mod:`gostop.agents.search`: :class:`SearchAgent`, determinized Monte-Carlo search.
+- :mod:`gostop.agents.registry`: :func:`make_agent` builds an agent from a name such as
   ``greedy:stop=threshold:k=3``.
-- :mod:`agents.match`: play hands between policies and compare two over duplicate deals.
+- :mod:`gostop.agents.match`: play hands between policies and compare two over duplicate deals.
 """
 from .go_stop import AlwaysStop, Threshold
 from .greedy import Greedy, SimpleGreedy

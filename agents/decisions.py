@@ -1,6 +1,6 @@
 """Go/stop decision datasets: every go/stop decision of a set of hands, its features and outcome.
 
-:class:`DecisionRecorder` is a ``before_step`` hook for :func:`agents.match.play_out`: at
+:class:`DecisionRecorder` is a ``before_step`` hook for :func:`gostop.agents.match.play_out`: at
 each step it keeps the games whose seat is at a go/stop decision, with what that seat
 knew (:data:`FEATURES`), and after the hands end :meth:`DecisionRecorder.table` adds the
 choice and the outcome (:data:`OUTCOMES`). Opponents are numbered in turn order from the

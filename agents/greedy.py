@@ -1,6 +1,6 @@
 """Greedy card-play baselines, each with a pluggable go/stop rule.
 
-Both read only their observation (the ``vector`` encoding, see :mod:`agents.view`) and
+Both read only their observation (the ``vector`` encoding, see :mod:`gostop.agents.view`) and
 judge a play by what the played card takes from the layout now; the flip is unknown.
 
 - :class:`SimpleGreedy` takes the most cards, bombs when it can, never shakes.

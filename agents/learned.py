@@ -10,8 +10,9 @@ A *model folder* holds two files, neither of which can run code when loaded:
   ``card_player`` it sits on; ``network``: the architecture (inputs, actions, the policy
   and value layer widths, the activation); and free-form training metadata (``trained``).
 
-:func:`load_model` turns a folder, or the name of a model shipped in ``agents/models/``,
-into a policy; ``make_agent("model:NAME_OR_PATH")`` does the same from the command line.
+:func:`load_network` reads a folder, or the name of a model shipped in ``agents/models/``;
+:func:`gostop.agents.registry.load_model` (``make_agent("model:NAME_OR_PATH")`` from the
+command line) turns it into a complete agent, a go/stop model's card player included.
 Everything is checked before the weights are used: ``model.json``'s keys and types, the
 architecture against the weights' shapes, the header against ``model.json``, and a
 go/stop model's chain of card players (no cycles). A model plays only the player count it
@@ -180,10 +181,11 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_model(name_or_path: str, rules: Rules | None = None, deterministic: bool = True,
-               _within: tuple[Path, ...] = ()) -> Policy:
-    """The policy saved in a model folder (or shipped under that name), checked against ``rules``;
-    with ``deterministic=False`` the network samples its moves (see :class:`NetworkPolicy`)."""
+def load_network(name_or_path: str, rules: Rules | None = None,
+                 deterministic: bool = True) -> tuple[NetworkPolicy, dict[str, Any], Path]:
+    """The network saved in a model folder (or shipped under that name), checked against
+    ``rules``, with its metadata and resolved folder. A go/stop model's card player is named
+    in the metadata; :func:`gostop.agents.registry.load_model` builds the whole agent."""
     folder = model_folder(name_or_path)
     meta = read_meta(folder)
     if rules is not None and rules.players != meta["players"]:
@@ -193,23 +195,7 @@ def load_model(name_or_path: str, rules: Rules | None = None, deterministic: boo
     version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
     network = NetworkPolicy(_load_network(str(weights), version, json.dumps(meta, sort_keys=True)),
                             meta["encoding"], deterministic, name=f"model:{name_or_path}")
-    if meta["decides"] == "all":
-        return network
-    return GoStopComposite(_card_player(meta["card_player"], rules, (*_within, folder.resolve())), network,
-                           name=f"model:{name_or_path}")
-
-
-def _card_player(name: str, rules: Rules | None, within: tuple[Path, ...]) -> Policy:
-    """A go/stop model's card player; a chain of models that comes back to itself is an error."""
-    kind, _, target = name.strip().partition(":")
-    if kind != "model":
-        from .registry import make_agent
-
-        return make_agent(name, rules)
-    if model_folder(target).resolve() in within:
-        raise ModelError(f"card_player {name!r} leads back to a model it plays for: "
-                         f"{' -> '.join(str(p) for p in within)}")
-    return load_model(target, rules, _within=within)
+    return network, meta, folder.resolve()
 
 
 @lru_cache(maxsize=16)

@@ -2,27 +2,30 @@
 
 ``random``, ``simple``, ``greedy``; a go/stop rule follows ``stop=``: ``greedy:stop=stop``
 (the default: always stop) or ``greedy:stop=threshold:k=3:gos=2:stock=4:margin=2``
-(parameters of :class:`agents.go_stop.Threshold`: go while score < k, gos < gos, stock
+(parameters of :class:`gostop.agents.go_stop.Threshold`: go while score < k, gos < gos, stock
 >= stock, and no opponent within margin of the target).
 
 ``stop=ev`` is the expected-value rule: ``greedy:stop=ev:n=16:margin=1`` plays greedy
 cards and goes only when determinized rollouts (``n`` samples) value going ``margin``
-chips above stopping (a :class:`agents.search.SearchAgent` searching go/stop only).
+chips above stopping (a :class:`gostop.agents.search.SearchAgent` searching go/stop only).
 
-``search`` is :class:`agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
+``search`` is :class:`gostop.agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
 ``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (time budget per decision),
 ``rollout=greedy|simple|random`` (default policy of the rollouts, greedy by default).
 
-``model:NAME_OR_PATH`` is a trained network (:mod:`agents.learned`): a model folder, or
+``model:NAME_OR_PATH`` is a trained network (:mod:`gostop.agents.learned`): a model folder, or
 the name of a model shipped with the package (``model:ppo``).
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 from gostop_env.core import Rules
 from gostop_env.policy import Policy, RandomPolicy
 
 from .go_stop import make_go_stop_rule
 from .greedy import Greedy, SimpleGreedy
+from .learned import GoStopComposite, ModelError, load_network, model_folder
 from .search import SearchAgent
 
 CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
@@ -32,8 +35,6 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
     """The agent a name describes (see the module docstring); ValueError on a bad name."""
     kind, *options = name.strip().split(":")
     if kind == "model":
-        from .learned import load_model
-
         if not options:
             raise ValueError("agent 'model' needs a model: model:NAME_OR_PATH")
         return load_model(name.strip().partition(":")[2], rules)
@@ -66,6 +67,29 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
     if "n" in rule_params:
         raise ValueError("option 'n' belongs to the ev go/stop rule (stop=ev)")
     return CARD_PLAYERS[kind](go_stop=make_go_stop_rule(rule_kind, **rule_params), rules=rules)
+
+
+def load_model(name_or_path: str, rules: Rules | None = None, deterministic: bool = True,
+               _within: tuple[Path, ...] = ()) -> Policy:
+    """The agent saved in a model folder (or shipped under that name), checked against
+    ``rules``: its network, and for a go/stop model the card player it names; with
+    ``deterministic=False`` the network samples its moves (see :mod:`.learned`)."""
+    network, meta, folder = load_network(name_or_path, rules, deterministic)
+    if meta["decides"] == "all":
+        return network
+    return GoStopComposite(_card_player(meta["card_player"], rules, (*_within, folder)), network,
+                           name=f"model:{name_or_path}")
+
+
+def _card_player(name: str, rules: Rules | None, within: tuple[Path, ...]) -> Policy:
+    """A go/stop model's card player; a chain of models that comes back to itself is an error."""
+    kind, _, target = name.strip().partition(":")
+    if kind != "model":
+        return make_agent(name, rules)
+    if model_folder(target).resolve() in within:
+        raise ModelError(f"card_player {name!r} leads back to a model it plays for: "
+                         f"{' -> '.join(str(p) for p in within)}")
+    return load_model(target, rules, _within=within)
 
 
 def _search(options: list[str], rules: Rules | None) -> SearchAgent:

@@ -5,8 +5,8 @@
   duplicate deals and returns chips per hand (95% interval), win rate, go rate and go
   success per agent: a threshold sweep is ``versus(threshold_rules(...), "greedy")``.
 - :func:`value_dataset` plays hands, stops at every go/stop decision and estimates the
-  value of going and of stopping there (:func:`agents.go_stop_value.go_stop_values`), next
-  to the decision's features (:data:`agents.decisions.FEATURES`): the data for "where does
+  value of going and of stopping there (:func:`gostop.agents.go_stop_value.go_stop_values`), next
+  to the decision's features (:data:`gostop.agents.decisions.FEATURES`): the data for "where does
   going pay". :func:`advantage_by` averages the advantage of going over groups of a feature.
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ def value_dataset(rules: Rules, seat_policies: Sequence[Any], hands: int, sample
                   perfect_information: bool = False) -> dict[str, np.ndarray]:
     """Features and estimated go/stop values of every go/stop decision in ``hands`` hands played
     by ``seat_policies`` (values under the same policies; perfect-information values too
-    when asked). Columns: those of :meth:`agents.decisions.DecisionRecorder.table` (features,
+    when asked). Columns: those of :meth:`gostop.agents.decisions.DecisionRecorder.table` (features,
     what the policy chose, the outcome), ``go``, ``stop``, ``advantage``, ``advantage_half``
     (95%), and ``perfect_go``/``perfect_stop``."""
     rng = np.random.default_rng([seed, 3])

@@ -56,7 +56,7 @@ class TournamentConfig:
     chunk: int = 500
     workers: int = 1
     keep_replays: int = 0  # the hands with the largest payments to keep, per unit
-    decisions: bool = False  # record every go/stop decision (agents.decisions)
+    decisions: bool = False  # record every go/stop decision (gostop.agents.decisions)
 
     def __post_init__(self) -> None:
         if len(self.agents) < 2:

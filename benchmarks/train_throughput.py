@@ -1,6 +1,6 @@
 """Training throughput: env steps per second of the MaskablePPO loop, as a markdown table.
 
-Each row runs :func:`train.ppo.train` (the loop ``gostop train`` runs: league vector env,
+Each row runs :func:`gostop.train.ppo.train` (the loop ``gostop train`` runs: league vector env,
 MaskablePPO, no evaluations or snapshots) for a fixed number of timesteps on one torch
 thread, and reports env steps/s of the whole loop. It also times behaviour cloning
 (demonstrations recorded per second, and decisions fitted per second per epoch).
@@ -19,10 +19,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from agents.registry import make_agent  # noqa: E402
-from train.bc import clone, collect  # noqa: E402
-from train.config import TrainConfig  # noqa: E402
-from train.ppo import _make_env, _make_pool, _new_model, train  # noqa: E402
+from gostop.agents.registry import make_agent  # noqa: E402
+from gostop.train.bc import clone, collect  # noqa: E402
+from gostop.train.config import TrainConfig  # noqa: E402
+from gostop.train.ppo import _make_env, _make_pool, _new_model, train  # noqa: E402
 
 CASES = [  # (label, net_arch, envs, opponent)
     ("random opponent", "[64, 64]", 256, "random"),

@@ -5,10 +5,13 @@ The rules live in :mod:`gostop_env.core` (a vectorised NumPy core and a referenc
 ``pettingzoo.make("aec", "gostop_v0")``) is the PettingZoo AEC environment;
 ``gymnasium.make("GoStop-v0")`` the single-agent view; :mod:`gostop_env.encodings` holds the
 observation encodings and :mod:`gostop_env.vec_env` the batched SB3 vector env.
-"""
-import gymnasium
-import pettingzoo
 
+Importing the package (or :mod:`gostop_env.core`) loads neither Gymnasium nor PettingZoo:
+the environments are registered with each when it is imported (:mod:`.registration`).
+"""
+from importlib import import_module
+
+from .registration import register_environments
 from .core import (
     NUM_ACTIONS,
     Event,
@@ -29,14 +32,12 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-gymnasium.register(id="GoStop-v0", entry_point="gostop_env.gym_env:GoStopEnv")
-pettingzoo.register("aec", "gostop_v0", entry_point="gostop_env.pettingzoo_env:env")
+register_environments()
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """Load the PettingZoo environment (and its dependencies) only when asked for."""
-    if name in ("env", "raw_env"):
-        from . import pettingzoo_env
-
-        return getattr(pettingzoo_env, name)
+    if name in ("env", "raw_env", "gostop_v0"):
+        module = import_module("gostop_env.gostop_v0")
+        return module if name == "gostop_v0" else getattr(module, name)
     raise AttributeError(f"module 'gostop_env' has no attribute {name!r}")

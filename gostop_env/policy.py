@@ -88,7 +88,7 @@ def opponent_policies(opponents: Policy | Sequence[Policy] | None, players: int)
         opponents = RandomPolicy()
     if isinstance(opponents, (str, bytes)):
         raise TypeError(f"opponents are policies, not names: build one from a name with "
-                        f"agents.make_agent({opponents!r})")
+                        f"gostop.agents.make_agent({opponents!r})")
     if callable(opponents):
         return [opponents] * (players - 1)
     opponents = list(opponents)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import AlwaysStop, Greedy, SimpleGreedy, Threshold, compare, make_agent, play_hands
-from agents.view import View
+from gostop.agents import AlwaysStop, Greedy, SimpleGreedy, Threshold, compare, make_agent, play_hands
+from gostop.agents.view import View
 from conftest import position
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core import actions as A

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from gostop_env.cli import main
+from gostop.train.cli import main
 
 
 def test_simulate_prints_a_summary(capsys):

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 
 from conftest import position
-from agents.decisions import FEATURES, DecisionRecorder, load_table, save_table
-from agents.go_stop_value import go_stop_values
-from agents.greedy import Greedy
-from agents.match import play_hands
-from agents.registry import make_agent
-from agents.studies import advantage_by, threshold_rules, value_dataset, versus
-from agents.tournament import TournamentConfig, run_tournament
-from gostop_env.cli import main
+from gostop.agents.decisions import FEATURES, DecisionRecorder, load_table, save_table
+from gostop.agents.go_stop_value import go_stop_values
+from gostop.agents.greedy import Greedy
+from gostop.agents.match import play_hands
+from gostop.agents.registry import make_agent
+from gostop.agents.studies import advantage_by, threshold_rules, value_dataset, versus
+from gostop.agents.tournament import TournamentConfig, run_tournament
+from gostop.train.cli import main
 from gostop_env.core import GameBatch, Result, Rules
 from gostop_env.core import actions as A
 from gostop_env.core.deck import shuffled_decks

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.registry import make_agent
-from gostop_env.cli import main
+from gostop.agents.registry import make_agent
+from gostop.train.cli import main
 from gostop_env.core import GameBatch, IllegalActionError, ReferenceGame, Rules
 from gostop_env.core.rules import MAX_CARRY
 from gostop_env.replay import Replay
-from train.config import SECTIONS, TrainConfig
+from gostop.train.config import SECTIONS, TrainConfig
 
 OUR_CODE = tuple(str(Path(__file__).parents[1] / package) for package in ("gostop_env", "agents", "train"))
 
@@ -212,7 +212,8 @@ def test_agent_names(name):
        st.one_of(junk.filter(lambda v: not isinstance(v, bytes)), json_values))
 def test_model_folders(tmp_path_factory, key, value):
     pytest.importorskip("sb3_contrib")
-    from agents.learned import SHIPPED_MODELS, ModelError, load_model
+    from gostop.agents.learned import SHIPPED_MODELS, ModelError
+    from gostop.agents.registry import load_model
 
     folder = tmp_path_factory.mktemp("model")
     meta = json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())

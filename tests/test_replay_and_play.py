@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from agents import make_agent
-from gostop_env.cli import main
+from gostop.agents import make_agent
+from gostop.train.cli import main
 from gostop_env.core import ReferenceGame, Rules
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.human import LeftGame, play_in_terminal

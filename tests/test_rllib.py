@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("ray.rllib")
 
 from gostop_env.pettingzoo_env import raw_env  # noqa: E402
-from train.rllib import RLlibKeys, make_env, train_rllib  # noqa: E402
+from gostop.train.rllib import RLlibKeys, make_env, train_rllib  # noqa: E402
 
 
 def test_renamed_env_keeps_observation_and_mask():

@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.learned import SHIPPED_MODELS, read_meta  # noqa: E402
-from agents.metrics import agent_figures  # noqa: E402
-from agents.tournament import TournamentConfig, run_tournament  # noqa: E402
-from gostop_env.cli import main  # noqa: E402
+from gostop.agents.learned import SHIPPED_MODELS, read_meta  # noqa: E402
+from gostop.agents.metrics import agent_figures  # noqa: E402
+from gostop.agents.tournament import TournamentConfig, run_tournament  # noqa: E402
+from gostop.train.cli import main  # noqa: E402
 
 
 def test_shipped_model_records_how_it_was_made():
@@ -37,7 +37,7 @@ def test_play_against_the_shipped_model(monkeypatch, capsys):
 
 
 def test_unknown_shipped_model_lists_what_exists():
-    from agents.registry import make_agent
+    from gostop.agents.registry import make_agent
 
     with pytest.raises(ValueError, match=r"shipped model: \['ppo'\]"):
         make_agent("model:nope")

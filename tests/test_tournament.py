@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from agents.metrics import agent_figures, head_to_head, wilson
-from agents.report import leaderboard_markdown, write_outputs
-from agents.tournament import TournamentConfig, run_tournament
-from gostop_env.cli import main
+from gostop.agents.metrics import agent_figures, head_to_head, wilson
+from gostop.agents.report import leaderboard_markdown, write_outputs
+from gostop.agents.tournament import TournamentConfig, run_tournament
+from gostop.train.cli import main
 from gostop_env.replay import Replay
 
 

@@ -8,16 +8,17 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.greedy import Greedy  # noqa: E402
-from agents.learned import GoStopComposite, NetworkPolicy, load_model, read_meta, save_model  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
+from gostop.agents.greedy import Greedy  # noqa: E402
+from gostop.agents.learned import GoStopComposite, NetworkPolicy, read_meta, save_model  # noqa: E402
+from gostop.agents.registry import load_model  # noqa: E402
+from gostop.agents.registry import make_agent  # noqa: E402
 from gostop_env.core import Phase, Rules  # noqa: E402
 from gostop_env.core import actions as A  # noqa: E402
 from gostop_env.policy import RandomPolicy  # noqa: E402
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool  # noqa: E402
-from train.bc import agreement, clone, collect  # noqa: E402
-from train.config import TrainConfig  # noqa: E402
-from train.ppo import train  # noqa: E402
+from gostop.train.bc import agreement, clone, collect  # noqa: E402
+from gostop.train.config import TrainConfig  # noqa: E402
+from gostop.train.ppo import train  # noqa: E402
 
 SMOKE = ["ppo.timesteps=1024", "checkpoint_every=512", "opponents.snapshot_every=512", "eval.every=512",
          "eval.deals=20", "bc.hands=32", "bc.epochs=1"]
@@ -116,7 +117,7 @@ def test_demonstrations_hold_the_teachers_choices_and_final_chips():
 
 
 def test_cloning_learns_the_teacher(tmp_path):
-    from train.ppo import _make_env, _make_pool, _new_model
+    from gostop.train.ppo import _make_env, _make_pool, _new_model
 
     config = smoke(tmp_path)
     model = _new_model(config, _make_env(config, _make_pool(config, {"snapshots": []}), 0), tmp_path)
@@ -190,7 +191,7 @@ def test_three_player_korean_run(tmp_path):
 
 
 def test_cli_train(tmp_path, capsys):
-    from gostop_env.cli import main
+    from gostop.train.cli import main
 
     assert main(["train", "smoke", "--quiet", "--out", str(tmp_path / "cli"), *(f"--set={s}" for s in SMOKE)]) == 0
     assert "model:" in capsys.readouterr().out
@@ -198,7 +199,7 @@ def test_cli_train(tmp_path, capsys):
 
 
 def test_cli_train_overwrite_replaces_only_a_run_folder(tmp_path):
-    from gostop_env.cli import main
+    from gostop.train.cli import main
 
     args = ["train", "smoke", "--quiet", "--out", str(tmp_path / "run"), *(f"--set={s}" for s in SMOKE),
             "--set=ppo.timesteps=512"]
@@ -213,7 +214,7 @@ def test_cli_train_overwrite_replaces_only_a_run_folder(tmp_path):
 
 
 def test_retired_snapshots_stay_retired_on_resume(tmp_path):
-    from train.ppo import _make_pool
+    from gostop.train.ppo import _make_pool
 
     config = smoke(tmp_path, "opponents.max_snapshots=1")
     out = train(config, progress=False, log=lambda _: None)

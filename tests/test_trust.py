@@ -10,12 +10,12 @@ import shutil
 import numpy as np
 import pytest
 
-from agents.tournament import LOCK_FILE, TournamentConfig, TournamentLogError, run_tournament
-from gostop_env.cli import main
+from gostop.agents.tournament import LOCK_FILE, TournamentConfig, TournamentLogError, run_tournament
+from gostop.train.cli import main
 from gostop_env.core import GameBatch, IllegalActionError, ReferenceGame, Result, Rules, random_legal_actions
 from gostop_env.core.rules import MAX_CARRY
 from gostop_env.replay import Replay
-from train.config import TrainConfig
+from gostop.train.config import TrainConfig
 
 
 # ---- actions are integers -----------------------------------------------------------------------
@@ -175,7 +175,7 @@ def test_a_replay_whose_actions_do_not_replay_is_refused(tmp_path):
 
 # ---- tournament logs -------------------------------------------------------------------------------
 def _figures(results):
-    from agents.metrics import agent_figures
+    from gostop.agents.metrics import agent_figures
 
     return [f.as_dict() for f in agent_figures(results)]
 
@@ -271,8 +271,8 @@ def test_unwritable_outputs_fail_before_any_work(monkeypatch, tmp_path, args, ca
     def no_work(*_args, **_kwargs):
         raise AssertionError("the work started before the destination was checked")
 
-    for target in ("agents.studies.value_dataset", "agents.studies.versus", "gostop_env.human.play_in_terminal",
-                   "agents.tournament._run"):
+    for target in ("gostop.agents.studies.value_dataset", "gostop.agents.studies.versus", "gostop_env.human.play_in_terminal",
+                   "gostop.agents.tournament._run"):
         monkeypatch.setattr(target, no_work)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
@@ -304,13 +304,12 @@ def test_ctrl_c_in_play_leaves_cleanly(monkeypatch, capsys):
 
 # ---- model folders ----------------------------------------------------------------------------------
 sb3 = pytest.importorskip("sb3_contrib")
-from agents.learned import (ModelError, load_model, model_fingerprint, read_meta,  # noqa: E402
-                            save_model)
-from agents.registry import make_agent  # noqa: E402
+from gostop.agents.learned import ModelError, model_fingerprint, read_meta, save_model  # noqa: E402
+from gostop.agents.registry import load_model, make_agent  # noqa: E402
 
 
 def _network(width: int = 8):
-    from agents.learned import _empty_network
+    from gostop.agents.learned import _empty_network
 
     return _empty_network({"encoding": "vector", "network": {
         "inputs": 571, "actions": 125, "pi": [width], "vf": [width], "activation": "tanh"}})
@@ -352,7 +351,7 @@ def test_a_trusted_old_model_converts_to_the_same_play(tmp_path):
     assert main(["convert-model", str(folder)]) == 0
     obs = np.random.default_rng(0).random((4, 571), np.float32)
     assert np.array_equal(load_model(str(folder)).logits(obs), load_model(str(folder)).logits(obs))
-    from agents.learned import NetworkPolicy
+    from gostop.agents.learned import NetworkPolicy
 
     assert np.allclose(load_model(str(folder)).logits(obs), NetworkPolicy(network).logits(obs))
 
@@ -433,7 +432,7 @@ def test_model_fingerprint_covers_the_card_player_model(tmp_path, model):
 
 
 def test_the_shipped_model_moves_with_its_folder(tmp_path):
-    from agents.learned import SHIPPED_MODELS
+    from gostop.agents.learned import SHIPPED_MODELS
 
     shutil.copytree(SHIPPED_MODELS / "ppo", tmp_path / "ppo")
     assert model_fingerprint(str(tmp_path / "ppo")) == model_fingerprint("ppo")

@@ -115,7 +115,7 @@ def _fit_batch(network: Any, optimizer: Any, batch: Demonstrations, go_stop_weig
 
 def agreement(network: Any, demos: Demonstrations) -> dict[str, float]:
     """Share of ``demos`` decisions where the network's most likely legal action is the teacher's."""
-    from agents.learned import NetworkPolicy
+    from gostop.agents.learned import NetworkPolicy
 
     if not len(demos):
         return {"agreement": float("nan"), "go_stop_agreement": float("nan")}

@@ -132,7 +132,7 @@ class TrainConfig:
 
     def _check_agents(self) -> None:
         """Every agent name in the config names an agent under these rules (ValueError naming the key)."""
-        from agents.registry import make_agent
+        from gostop.agents.registry import make_agent
 
         rules = self.rules  # raises on a bad preset or player count
         names = [("opponents.pool", name) for name in self.opponents.pool]

@@ -29,8 +29,8 @@ import numpy as np
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.learned import load_model, save_model
-from agents.registry import make_agent
+from gostop.agents.learned import save_model
+from gostop.agents.registry import load_model, make_agent
 from gostop_env.outputs import writable_folder
 from gostop_env.policy import Policy
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool
@@ -157,8 +157,8 @@ def model_meta(config: TrainConfig, timesteps: int) -> dict[str, Any]:
 def evaluate(folder: str | Path, config: TrainConfig, deals: int | None = None) -> list[dict[str, Any]]:
     """The model in ``folder`` over duplicate deals: in 2-player games against each of
     ``config.eval.against`` in turn; in 3-player games against all of them together."""
-    from agents.metrics import agent_figures
-    from agents.tournament import TournamentConfig, run_tournament
+    from gostop.agents.metrics import agent_figures
+    from gostop.agents.tournament import TournamentConfig, run_tournament
 
     fields = [(o,) for o in config.eval.against] if config.players == 2 else [tuple(config.eval.against)]
     rows = []

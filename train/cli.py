@@ -31,8 +31,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .core import Event, GameBatch, ReferenceGame, Result, Rules, action_name, card_name, random_legal_actions
-from .outputs import writable_file
+from gostop_env.core import Event, GameBatch, ReferenceGame, Result, Rules, action_name, card_name, random_legal_actions
+from gostop_env.outputs import writable_file
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -227,7 +227,7 @@ class _Totals:
 
 
 def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
-    from agents import compare, make_agent
+    from gostop.agents import compare, make_agent
 
     if deals < 2:
         raise ValueError("--deals must be at least 2")
@@ -243,8 +243,8 @@ def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
 def _tournament(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from agents.report import leaderboard_markdown, write_outputs
-    from agents.tournament import TournamentConfig, run_tournament
+    from gostop.agents.report import leaderboard_markdown, write_outputs
+    from gostop.agents.tournament import TournamentConfig, run_tournament
 
     config = TournamentConfig(tuple(args.agents), args.players, args.preset, args.deals, args.seed,
                               args.chunk, args.workers, args.replays, args.decisions)
@@ -261,9 +261,9 @@ def _tournament(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from agents import make_agent
+    from gostop.agents import make_agent
 
-    from .human import LeftGame, play_in_terminal
+    from gostop_env.human import LeftGame, play_in_terminal
 
     rules = Rules.preset(args.preset, players=args.players)
     opponents = [make_agent(args.opponent, rules) for _ in range(rules.players - 1)]
@@ -284,8 +284,8 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from train.config import TrainConfig
-    from train.ppo import train
+    from gostop.train.config import TrainConfig
+    from gostop.train.ppo import train
 
     overrides = args.set + ([f"out={_toml_string(args.out)}"] if args.out else [])
     config = TrainConfig.load(args.config, overrides)
@@ -305,8 +305,8 @@ def _train(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from agents.decisions import check_table_path, save_table
-    from agents.studies import threshold_rules, versus
+    from gostop.agents.decisions import check_table_path, save_table
+    from gostop.agents.studies import threshold_rules, versus
 
     if args.out:
         check_table_path(args.out)  # before the sweep, not after it
@@ -347,9 +347,9 @@ def _with_interval_bounds(row: dict) -> dict:
 
 
 def _values(args: argparse.Namespace) -> int:
-    from agents import make_agent
-    from agents.decisions import check_table_path, save_table
-    from agents.studies import advantage_by, value_dataset
+    from gostop.agents import make_agent
+    from gostop.agents.decisions import check_table_path, save_table
+    from gostop.agents.studies import advantage_by, value_dataset
 
     check_table_path(args.out)  # before the work, not after it
     rules = Rules.preset(args.preset, players=args.players)
@@ -372,7 +372,7 @@ def _train_rllib(args: argparse.Namespace) -> int:
         import ray.rllib  # noqa: F401
     except ModuleNotFoundError:
         raise ValueError("train-rllib needs Ray RLlib: pip install 'gostop[rllib]'") from None
-    from train.rllib import train_rllib
+    from gostop.train.rllib import train_rllib
 
     Rules.preset(args.preset, players=args.players)  # a bad preset or player count fails here, not in Ray
     out = train_rllib(args.out, args.iterations, env_runners=args.env_runners, players=args.players,
@@ -383,7 +383,7 @@ def _train_rllib(args: argparse.Namespace) -> int:
 
 
 def _convert_model(folder: str) -> int:
-    from agents.learned import convert_pickled_model
+    from gostop.agents.learned import convert_pickled_model
 
     out = convert_pickled_model(folder)
     print(f"converted {out}: it now loads from policy.safetensors (policy.pth is no longer read; delete it)")
@@ -403,7 +403,7 @@ def _toml_string(text: str) -> str:
 
 
 def _replay(path: str) -> int:
-    from .replay import Replay, replay_lines
+    from gostop_env.replay import Replay, replay_lines
 
     try:
         lines = replay_lines(Replay.load(path))
