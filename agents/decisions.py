@@ -18,7 +18,7 @@ import numpy as np
 from gostop_env.core import GameBatch, Phase
 from gostop_env.core import actions as A
 from gostop_env.core import cards as C
-from gostop_env.core.batch import read_piles
+from gostop_env.core.scoring import read_piles
 from gostop_env.outputs import writable_file
 
 FEATURES = (

@@ -15,7 +15,7 @@ import numpy as np
 from gostop_env.core import Phase, Rules
 from gostop_env.core import actions as A
 from gostop_env.core import cards as C
-from gostop_env.core.batch import read_piles
+from gostop_env.core.scoring import read_piles
 
 from .go_stop import AlwaysStop
 from .view import View

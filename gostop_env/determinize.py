@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import GameBatch
-from .core.batch import bit
+from .core.bitboard import bit
 from .core.cards import NUM_CARDS
 
 
@@ -41,14 +41,15 @@ def determinize(batch: GameBatch, viewers: np.ndarray | list[int], samples: int,
     start = np.zeros(len(out), np.int64)
     rows = np.arange(len(out))
     players = batch.rules.players
+    hands, stock = out.hands.copy(), out.stock.copy()
     for offset in range(1, players):
         seat = (viewer + offset) % players
         shown = out.revealed[rows, seat] & out.hands[rows, seat]
         hidden = np.bitwise_count(out.hands[rows, seat] & ~shown).astype(np.int64)
-        out.hands[rows, seat] = shown | _bits_of(order, start, hidden)
+        hands[rows, seat] = shown | _bits_of(order, start, hidden)
         start += hidden
-    _deal_stock(out, order, start)
-    out._legal = out._compute_legal()
+    _deal_stock(out, stock, order, start)
+    out.replace_hidden(hands, stock)
     return out
 
 
@@ -69,8 +70,9 @@ def _bits_of(order: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndar
     return np.bitwise_or.reduce(np.where(np.arange(width) < count[:, None], bit(picked), np.uint64(0)), axis=1)
 
 
-def _deal_stock(out: GameBatch, order: np.ndarray, start: np.ndarray) -> None:
-    """Fill each stock, from its next card on, with the remaining cards of ``order``."""
+def _deal_stock(out: GameBatch, stock: np.ndarray, order: np.ndarray, start: np.ndarray) -> None:
+    """Fill each game's ``stock`` (a copy of ``out``'s), from its next card on, with the
+    remaining cards of ``order``."""
     left = (out.stock_len - out.stock_pos).astype(np.int64)
     width = int(left.max()) if left.size else 0
     if width == 0:
@@ -80,4 +82,4 @@ def _deal_stock(out: GameBatch, order: np.ndarray, start: np.ndarray) -> None:
     cards = np.take_along_axis(order, np.minimum(start[:, None] + j, NUM_CARDS - 1), axis=1)
     rows = np.broadcast_to(np.arange(len(out))[:, None], live.shape)
     columns = out.stock_pos[:, None].astype(np.int64) + j
-    out.stock[rows[live], columns[live]] = cards[live]
+    stock[rows[live], columns[live]] = cards[live]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules
-from gostop_env.core.batch import bit
+from gostop_env.core.bitboard import bit
 from gostop_env.core.deck import DEAL_PACKETS, DEALT, cards_in_play
 from gostop_env.core.position import Position
 

@@ -6,9 +6,9 @@ import pytest
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules
 from gostop_env.core import cards as C
-from gostop_env.core.batch import read_piles
+from gostop_env.core.scoring import read_piles
 from gostop_env.core.deck import decks_from_seeds, shuffled_decks, validate_deck, void_month
-from gostop_env.core.reference import read_pile
+from gostop_env.core.scoring import read_pile
 
 
 # ---- §1 and §13: the deck -----------------------------------------------------------------

@@ -4,7 +4,10 @@
 - :mod:`.rules`: :class:`Rules` and the presets (§12).
 - :mod:`.deck`: deal slices, deck validation, seeded shuffles (§2, §3).
 - :mod:`.actions`: the 125 action ids and the decision phases (§11).
-- :mod:`.events`: what a step reports.
+- :mod:`.events`: what a step reports; :mod:`.outcomes`: how a hand ended (``Result``) and
+  what the card from hand did (``Outcome``), shared by both engines.
+- :mod:`.scoring`: §7 scoring, the reference's set reading beside the core's bitboards.
+- :mod:`.bitboard`: sets of cards as ``uint64`` bitboards, and their helpers.
 - :mod:`.reference`: the one-game reference engine, the executable rule book.
 - :mod:`.batch`: the vectorised core, :class:`GameBatch`.
 """
@@ -12,7 +15,8 @@ from .actions import NUM_ACTIONS, IllegalActionError, Phase, action_name
 from .batch import GameBatch, random_legal_actions
 from .cards import card_name
 from .events import Event, Events
-from .reference import ReferenceGame, Result
+from .outcomes import Result
+from .reference import ReferenceGame
 from .rules import Rules
 
 __all__ = [

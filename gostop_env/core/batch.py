@@ -22,9 +22,9 @@ they need more than a few calls. ``benchmarks/core_throughput.py`` measures the 
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import functools
+from dataclasses import dataclass
+from typing import Annotated, Sequence, get_type_hints
 
 import numpy as np
 
@@ -34,18 +34,15 @@ from .actions import IllegalActionError, Phase, integer_actions
 from .deck import DEAL_PACKETS, DEALT, check_seed, decks_from_seeds, shuffled_decks, validate_deck
 from .events import NUM_EVENTS, BatchEvents, Event
 from .position import Position
-from .reference import BOMBED, CHOSE, PAIRED, PLACED, STACKED, Result
+from .bitboard import (ALL, BIT_OF, Array, MONTH_BITS, NIBBLE_LOW, NONE, ONE, U64, bit, flat, highest_bit, lowest_bit,
+                       months_of_flags, nibble_counts)
+from .outcomes import Outcome, Result
+from .scoring import BIT32, pile_scores, read_piles
 from .rules import MAX_CARRY, Rules, check_carry
 
-U64 = np.uint64
-ONE = U64(1)
-ALL = U64(0xFFFFFFFFFFFFFFFF)
-NONE = U64(0)
-NIBBLE_LOW = U64(0x111111111111)  # bit 0 of each month's nibble
-M1, M2 = U64(0x5555555555555555), U64(0x3333333333333333)
 GO_STOP_WORD1 = U64((1 << (A.GO - 64)) | (1 << (A.STOP - 64)))
-_H_DID = {None: 0, PLACED: 1, PAIRED: 2, CHOSE: 3, STACKED: 4, BOMBED: 5}
-H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (_H_DID[k] for k in (PLACED, PAIRED, CHOSE, STACKED, BOMBED))
+H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (  # plain ints: faster in array expressions
+    int(o) for o in (Outcome.PLACED, Outcome.PAIRED, Outcome.CHOSE, Outcome.STACKED, Outcome.BOMBED))
 
 # Stages of a turn inside a step.
 DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = (np.int8(stage) for stage in range(6))
@@ -77,12 +74,8 @@ def _decision_kinds() -> np.ndarray:
 
 _DECISION_KIND = _decision_kinds().reshape(-1)  # flat: [phase * (NUM_ACTIONS + 1) + action + 1]
 
+
 MONTH_OF = C.MONTH.astype(np.int64)
-BRIGHT_POINTS = np.array([0, 0, 0, 0, 0, 0, 3, 2, 4, 4, 15, 15], np.int16)  # [brights*2 + rain]
-_SETS = ((U64(C.bits(C.GODORI_BIRDS)), np.uint8(5)),) + tuple(  # (cards, points) of §7's sets
-    (U64(C.bits(g)), np.uint8(3)) for g in C.RIBBON_GROUPS.values())
-BIT32 = U64(1 << C.SEPTEMBER_ANIMAL)
-MONTH_BITS = np.array([0xF << (4 * m) for m in range(12)], U64)  # [month]: its four cards
 
 _SHIFT_OF = np.array([4 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], U64)
 _KEY_BASE = np.array([16 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], np.int64)
@@ -133,112 +126,21 @@ def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
     return t
 
 
-_BIT_OF = np.array([0] + [1 << c for c in range(C.NUM_CARDS)], U64)  # index card + 1
+GAME, SEAT, MONTH, STOCK = "game", "seat", "month", "stock"
+"""Shapes of state arrays after the batch axis: (), (players,), (12,), (stock width,)."""
 
 
-def bit(card: np.ndarray) -> np.ndarray:
-    """Bitboards of single cards; card -1 gives 0."""
-    return _BIT_OF[np.asarray(card, np.int64) + 1]
+@dataclass(frozen=True)
+class State:
+    """How one state array of :class:`GameBatch` is declared: its dtype, its shape after the
+    batch axis (``GAME``, ``SEAT``, ``MONTH`` or ``STOCK``), its value before a deal, and what
+    it means. Every field so declared is allocated, reset by a deal, selected, concatenated
+    and cloned together (:data:`STATE_FIELDS`)."""
 
-
-def flat(array: np.ndarray) -> np.ndarray:
-    """A flat view of a contiguous per-seat array, indexed by :meth:`GameBatch._slot`."""
-    return array.reshape(-1)
-
-
-def lowest_bit(x: np.ndarray) -> np.ndarray:
-    return x & (~x + ONE)
-
-
-def highest_bit(x: np.ndarray) -> np.ndarray:
-    """The highest set bit of each word (0 for 0); exact, since boards use under 53 bits."""
-    exponent = np.frexp(x.astype(np.float64))[1]
-    return np.where(x != 0, ONE << np.maximum(exponent - 1, 0).astype(U64), U64(0))
-
-
-def nibble_counts(board: np.ndarray) -> np.ndarray:
-    """Per-month card counts, one per 4-bit nibble (SWAR popcount)."""
-    x = board - ((board >> ONE) & M1)
-    return (x & M2) + ((x >> U64(2)) & M2)
-
-
-def months_of_flags(flags: np.ndarray) -> np.ndarray:
-    """12-bit month masks (bit m) from nibble flags (bit 4m), any shape.
-
-    Three rounds of shift-or-mask pack the flags together: pairs of months into each byte,
-    then four months into each 16 bits, eight into each 32, and the last round joins all."""
-    x = (flags | (flags >> U64(3))) & U64(0x0303030303030303)
-    x = (x | (x >> U64(6))) & U64(0x000F000F000F000F)
-    x = (x | (x >> U64(12))) & U64(0x000000FF000000FF)
-    return (x | (x >> U64(24))) & U64(0xFFFF)
-
-
-def read_piles(piles: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
-    """§7 score and the parts §9 needs, for bitboard piles of any shape; with
-    ``september_dual``, card 32 is read as double junk where that scores strictly higher."""
-    base = _read(piles, september_as_junk=False)
-    if not rules.september_dual:
-        return base
-    alt = _read(piles, september_as_junk=True)
-    use = ((piles & BIT32) != 0) & (alt["score"] > base["score"])
-    return {k: np.where(use, alt[k], base[k]) for k in base}
-
-
-def pile_scores(piles: np.ndarray, rules: Rules) -> np.ndarray:
-    """The §7 score alone (int16) of bitboard piles of any shape: ``read_piles(...)["score"]``."""
-    if rules.september_dual:
-        return read_piles(piles, rules)["score"]
-    tally = _tally(piles, september_as_junk=False)
-    return _score(piles, BRIGHT_POINTS[2 * tally[0] + tally[1]], *tally[2:])
-
-
-def _tally(piles: np.ndarray, september_as_junk: bool) -> tuple[np.ndarray, ...]:
-    """(brights, rain bright held, animals, ribbons, junk value) of each pile, unsigned."""
-    animals_mask = U64(C.ANIMALS & ~(1 << 32)) if september_as_junk else U64(C.ANIMALS)
-    value2 = U64(C.VALUE2_JUNK | (1 << 32)) if september_as_junk else U64(C.VALUE2_JUNK)
-    count = np.bitwise_count
-    junk = count(piles & U64(C.PLAIN_JUNK)) + 2 * count(piles & value2) + 3 * count(piles & U64(C.VALUE3_JUNK))
-    return (count(piles & U64(C.BRIGHTS)), (piles >> U64(C.RAIN_BRIGHT)) & ONE, count(piles & animals_mask),
-            count(piles & U64(C.RIBBONS)), junk)
-
-
-def _score(piles: np.ndarray, bright_points: np.ndarray, animals: np.ndarray, ribbons: np.ndarray,
-           junk: np.ndarray) -> np.ndarray:
-    """§7: bright points, animals, ribbons and junk beyond their thresholds, and the sets."""
-    excess = np.maximum(animals, 4) + np.maximum(ribbons, 4) + np.maximum(junk, 9) - 17
-    for cards, points in _SETS:
-        excess += points * ((piles & cards) == cards)
-    return bright_points + excess
-
-
-def _read(piles: np.ndarray, september_as_junk: bool) -> dict[str, np.ndarray]:
-    brights, rain, animals, ribbons, junk = _tally(piles, september_as_junk)
-    bright_points = BRIGHT_POINTS[2 * brights + rain]
-    score = _score(piles, bright_points, animals, ribbons, junk)
-    september = np.full(piles.shape, september_as_junk)
-    return dict(score=score, brights=brights.astype(np.int16), bright_points=bright_points,
-                animals=animals.astype(np.int16), junk=junk.astype(np.int16), september_as_junk=september)
-
-
-#: Per-game fields: (dtype, per seat, initial value). ``stock``, ``stack_owner`` and
-#: ``stack_turn`` are set apart.
-_INITIAL = dict(
-    hands=(U64, True, 0), piles=(U64, True, 0), revealed=(U64, True, 0), layout=(U64, False, 0),
-    stock_pos=(np.int16, False, 0), stock_len=(np.int16, False, 0), shakes=(np.int8, True, 0),
-    bombs=(np.int8, True, 0), pass_tokens=(np.int8, True, 0), gos=(np.int8, True, 0),
-    go_scores=(np.int16, True, 0), last_go_clock=(np.int16, True, -1), turns=(np.int16, True, 0),
-    scores=(np.int16, True, 0), payments=(np.int64, True, 0), clock=(np.int16, False, 0),
-    seat=(np.int8, False, 0), phase=(np.int8, False, Phase.PLAY), candidates=(U64, False, 0),
-    result=(np.int8, False, Result.ONGOING), winner=(np.int8, False, -1), carry=(np.int16, False, 0),
-    taken=(U64, False, 0), steals=(np.int8, False, 0), h=(np.int8, False, -1), h_did=(np.int8, False, 0),
-    h_partner=(np.int8, False, -1), f=(np.int8, False, -1), _stage=(np.int8, False, DECIDE),
-)
-_FIELDS = (
-    "hands", "piles", "layout", "stock", "stock_pos", "stock_len", "revealed", "shakes", "bombs",
-    "pass_tokens", "gos", "go_scores", "last_go_clock", "turns", "clock", "stack_owner",
-    "stack_turn", "seat", "phase", "candidates", "result", "winner", "payments", "carry", "scores",
-    "taken", "steals", "h", "h_did", "h_partner", "f",
-)
+    dtype: type
+    shape: str
+    initial: int
+    meaning: str
 
 
 class GameBatch:
@@ -247,8 +149,50 @@ class GameBatch:
     Create with :meth:`from_seed`, :meth:`from_seeds` or :meth:`from_decks`; call
     :meth:`step` with one action per game: a legal action id, or ``NO_ACTION`` (-1) to leave
     a game untouched (the only action a finished game takes).
-    State arrays are public attributes with a leading batch axis; treat them as read-only.
+    State arrays are public attributes with a leading batch axis, declared below with
+    their dtype, shape and meaning; treat them as read-only. Those from ``taken`` on hold a
+    turn in progress (a pending choice), and ``_stage`` is scratch within a step.
     """
+
+    # ---- the state: one declaration per array --------------------------------------------
+    hands: Annotated[Array, State(U64, SEAT, 0, "each seat's hand (bitboard)")]
+    piles: Annotated[Array, State(U64, SEAT, 0, "each seat's capture pile (bitboard)")]
+    revealed: Annotated[Array, State(U64, SEAT, 0, "shaken cards shown to all (a subset of a hand at the shake)")]
+    layout: Annotated[Array, State(U64, GAME, 0, "the layout (bitboard)")]
+    stock: Annotated[Array, State(np.int8, STOCK, -1, "stock card ids, top first, -1 past the end")]
+    stock_pos: Annotated[Array, State(np.int16, GAME, 0, "index in ``stock`` of the next card to flip")]
+    stock_len: Annotated[Array, State(np.int16, GAME, 0, "cards the stock was dealt")]
+    shakes: Annotated[Array, State(np.int8, SEAT, 0, "shakes said (§9's 2^shakes)")]
+    bombs: Annotated[Array, State(np.int8, SEAT, 0, "bombs played")]
+    pass_tokens: Annotated[Array, State(np.int8, SEAT, 0, "pass (flip-only) turns left, two per bomb")]
+    gos: Annotated[Array, State(np.int8, SEAT, 0, "gos said")]
+    go_scores: Annotated[Array, State(np.int16, SEAT, 0, "score when the seat last said go")]
+    last_go_clock: Annotated[Array, State(np.int16, SEAT, -1, "``clock`` of the seat's last go (-1: none)")]
+    turns: Annotated[Array, State(np.int16, SEAT, 0, "own turns begun (§14.7)")]
+    scores: Annotated[Array, State(np.int16, SEAT, 0, "§7 score of each pile")]
+    payments: Annotated[Array, State(np.int64, SEAT, 0, "chips each seat received (+) or paid (-) this hand")]
+    clock: Annotated[Array, State(np.int16, GAME, 0, "turns taken by anyone")]
+    seat: Annotated[Array, State(np.int8, GAME, 0, "the seat to move")]
+    phase: Annotated[Array, State(np.int8, GAME, Phase.PLAY, "the decision awaited (:class:`Phase`)")]
+    result: Annotated[Array, State(np.int8, GAME, Result.ONGOING, "how the hand ended (:class:`Result`)")]
+    winner: Annotated[Array, State(np.int8, GAME, -1, "the seat that stopped, or -1")]
+    carry: Annotated[Array, State(np.int16, GAME, 0, "consecutive nagari hands before this one")]
+    stack_owner: Annotated[Array, State(np.int8, MONTH, -1, "seat whose ppuk made the month's stack (-1: none)")]
+    stack_turn: Annotated[Array, State(np.int16, MONTH, 0, "that seat's turn number when it did")]
+    candidates: Annotated[Array, State(U64, GAME, 0, "the two layout cards of a pending choice (bitboard)")]
+    taken: Annotated[Array, State(U64, GAME, 0, "cards taken this turn, to the pile at its end")]
+    steals: Annotated[Array, State(np.int8, GAME, 0, "junk steals owed at the end of this turn")]
+    h: Annotated[Array, State(np.int8, GAME, -1, "the card from hand being resolved (-1: none)")]
+    h_did: Annotated[Array, State(np.int8, GAME, Outcome.NONE, "what ``h`` did (:class:`Outcome`)")]
+    h_partner: Annotated[Array, State(np.int8, GAME, -1, "the layout card ``h`` paired with (-1: none)")]
+    f: Annotated[Array, State(np.int8, GAME, -1, "the card flipped this turn (-1: none)")]
+    _stage: Annotated[Array, State(np.int8, GAME, DECIDE, "scratch: where a game is in its turn during a step")]
+
+    rules: Rules
+    deal_events: BatchEvents  # what the deal did (jokers on the layout, chongtong)
+    _events: BatchEvents  # what the current step did
+    _tables: dict[str, Array]  # §5's match tables for the rules' choice rule
+    _legal: Array | None  # legal-action words, computed when first read after a change
 
     def __init__(self, rules: Rules, decks: np.ndarray, carry: np.ndarray | int = 0):
         """Deal ``decks`` (``(B, deck_size)``, assumed valid: use :meth:`from_decks` to check)."""
@@ -260,13 +204,10 @@ class GameBatch:
         """Arrays for ``batch`` games, every field at its initial value."""
         self.rules = rules
         self._tables = _match_tables(rules.choice_rule)
-        for name, (dtype, per_seat, value) in _INITIAL.items():
-            shape = (batch, rules.players) if per_seat else (batch,)
-            setattr(self, name, np.full(shape, value, dtype))
-        self.stock = np.full((batch, stock_width), -1, np.int8)
-        self.stack_owner = np.full((batch, 12), -1, np.int8)
-        self.stack_turn = np.zeros((batch, 12), np.int16)
-        self._legal: np.ndarray | None = None  # computed when first read after a change
+        sizes = {GAME: (), SEAT: (rules.players,), MONTH: (12,), STOCK: (stock_width,)}
+        for name, field in STATE_FIELDS.items():
+            setattr(self, name, np.full((batch, *sizes[field.shape]), field.initial, field.dtype))
+        self._legal = None
         self._new_events()
 
     def _deal_into(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray | int) -> BatchEvents:
@@ -276,15 +217,15 @@ class GameBatch:
         if carry.shape not in ((), (index.size,)):
             raise ValueError(f"carry must be one integer or one per game ({index.size}), got shape {carry.shape}")
         self._new_events()
-        for name, (_, _, value) in _INITIAL.items():
-            getattr(self, name)[index] = value
-        self.stack_owner[index], self.stack_turn[index] = -1, 0
+        for name, field in STATE_FIELDS.items():
+            if name != "stock":  # overwritten below
+                getattr(self, name)[index] = field.initial
         self.carry[index] = carry
         players = self.rules.players
         self.stock[index] = decks[:, DEALT[players]:]
         self.stock_len[index] = decks.shape[1] - DEALT[players]
         columns, starts = _dealt_columns(players)
-        dealt = np.bitwise_or.reduceat(_BIT_OF[decks[:, columns].astype(np.intp) + 1], starts, axis=1)
+        dealt = np.bitwise_or.reduceat(BIT_OF[decks[:, columns].astype(np.intp) + 1], starts, axis=1)
         self.hands[index] = dealt[:, :players]
         self.layout[index] = dealt[:, players]
         self._deal(index)
@@ -442,6 +383,26 @@ class GameBatch:
             next_carry=int(self.next_carry[i]),
         )
 
+    def replace_hidden(self, hands: Array, stock: Array) -> None:
+        """Deal hidden cards anew, in place (determinization, :mod:`gostop_env.determinize`):
+        ``hands`` ``(B, P)`` bitboards and ``stock`` ``(B, S)`` card ids replace the current
+        ones. The stock's flipped part (before ``stock_pos``) must not change, and every card
+        must still lie in exactly one place (ValueError otherwise)."""
+        hands, stock = np.asarray(hands, U64), np.asarray(stock, np.int8)
+        if hands.shape != self.hands.shape or stock.shape != self.stock.shape:
+            raise ValueError(f"hands and stock must keep their shapes {self.hands.shape} and {self.stock.shape}")
+        flipped = np.arange(stock.shape[1]) < self.stock_pos[:, None]
+        if (stock[flipped] != self.stock[flipped]).any():
+            raise ValueError("the stock's flipped cards cannot change")
+        unplayed = np.where(~flipped & (np.arange(stock.shape[1]) < self.stock_len[:, None]), stock, -1)
+        places = np.concatenate([hands, self.piles, self.layout[:, None], self.taken[:, None],
+                                 np.bitwise_or.reduce(bit(unplayed), axis=1)[:, None]], axis=1)
+        everything = U64((1 << self.rules.deck_size) - 1)
+        if ((np.bitwise_or.reduce(places, axis=1) != everything)
+                | (np.bitwise_count(places).sum(axis=1) != self.rules.deck_size)).any():
+            raise ValueError("every card must lie in exactly one place")
+        self.hands, self.stock, self._legal = hands, stock, None
+
     # ---- batches of states -------------------------------------------------------------
     def clone(self) -> "GameBatch":
         """An independent copy (for search and analysis)."""
@@ -451,7 +412,7 @@ class GameBatch:
         """A new batch of the chosen games (an index array, boolean mask or slice), copied."""
         new = object.__new__(GameBatch)
         new.rules, new._tables = self.rules, self._tables
-        for name in _FIELDS + ("_stage",):
+        for name in STATE_FIELDS:
             setattr(new, name, np.array(getattr(self, name)[index]))
         new._legal = None
         new._new_events()
@@ -468,9 +429,9 @@ class GameBatch:
             raise ValueError("cannot concatenate batches played under different rules")
         width = max(b.stock.shape[1] for b in batches)
         new = batches[0].select(slice(None))
-        for name in _FIELDS + ("_stage",):
+        for name, field in STATE_FIELDS.items():
             parts = [getattr(b, name) for b in batches]
-            if name == "stock":
+            if field.shape == STOCK:  # the widest stock; the others padded with -1
                 parts = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in parts]
             setattr(new, name, np.concatenate(parts))
         new._new_events()
@@ -614,7 +575,7 @@ class GameBatch:
         t, card = self._tables, card.astype(np.intp)
         layout = self.layout[idx]
         key = _KEY_BASE[card] + ((layout >> _SHIFT_OF[card]) & U64(0xF)).astype(np.intp)
-        card_bit, pick = _BIT_OF[card + 1], t["pick"][key]
+        card_bit, pick = BIT_OF[card + 1], t["pick"][key]
         self.layout[idx] = (layout & ~pick) | (card_bit & t["place"][key])
         self.taken[idx] |= pick | (card_bit & t["keep"][key])  # a card facing a choice is taken whatever is chosen
         stack = np.flatnonzero(t["stack"][key])
@@ -918,6 +879,13 @@ class GameBatch:
         words[:, 0] = (shakes << U64(A.SHAKE)) | (bombs << U64(A.BOMB))  # bombs of months 0, 1
         words[:, 1] = bombs >> U64(64 - A.BOMB)
         return words
+
+
+STATE_FIELDS: dict[str, State] = {
+    name: hint.__metadata__[0] for name, hint in get_type_hints(GameBatch, include_extras=True).items()
+    if isinstance(getattr(hint, "__metadata__", (None,))[0], State)
+}
+"""Every state array of :class:`GameBatch`, as declared in its class body."""
 
 
 def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -36,10 +36,7 @@ Readings chosen where RULES.md leaves room (beyond its §14):
 """
 from __future__ import annotations
 
-import functools
 from collections import Counter
-from dataclasses import dataclass
-from enum import IntEnum
 from typing import Sequence
 
 import numpy as np
@@ -47,96 +44,19 @@ import numpy as np
 from . import actions as A
 from .actions import IllegalActionError, Phase, integer_action
 from .cards import (
-    GODORI_BIRDS,
     JUNK_VALUE,
     KIND,
-    KINDS,
     MONTH,
     NUM_MONTH_CARDS,
-    RAIN_BRIGHT,
-    RIBBON_GROUPS,
-    SEPTEMBER_ANIMAL,
-    Kind,
 )
 from .deck import deal_slices, decks_from_seeds, replace_layout_jokers, validate_deck
 from .events import Event, Events
+from .outcomes import Outcome, Result
 from .position import Position
 from .rules import MAX_CARRY, Rules, check_carry
+from .scoring import PileReading, junk_value, read_pile
 
 
-class Result(IntEnum):
-    """How a hand ended (``ReferenceGame.result``, ``GameBatch.result``)."""
-
-    ONGOING = 0
-    STOP = 1
-    NAGARI = 2
-    CHONGTONG = 3
-
-
-# §5 "what h did", remembered until the flip.
-PLACED, PAIRED, CHOSE, STACKED, BOMBED = "placed", "paired", "chose", "stacked", "bombed"
-
-
-@dataclass(frozen=True)
-class PileReading:
-    """A capture pile as §7 scores it (with ``september_dual``, the better reading)."""
-
-    score: int
-    brights: int
-    bright_points: int
-    animals: int
-    junk_value: int
-    september_as_junk: bool
-
-
-def read_pile(pile: set[int] | frozenset[int], rules: Rules) -> PileReading:
-    """Score a capture pile (§7); under ``september_dual`` card 32 counts as double junk
-    when that gives a strictly higher score (§12)."""
-    return _read_frozen(frozenset(pile), rules.september_dual)
-
-
-@functools.lru_cache(maxsize=65536)
-def _read_frozen(pile: frozenset[int], september_dual: bool) -> PileReading:
-    """``read_pile`` remembered: a pile is read many times between its changes."""
-    as_animal = _read(pile, september_as_junk=False)
-    if september_dual and SEPTEMBER_ANIMAL in pile:
-        as_junk = _read(pile, september_as_junk=True)
-        if as_junk.score > as_animal.score:
-            return as_junk
-    return as_animal
-
-
-def _read(pile, september_as_junk: bool) -> PileReading:
-    brights = pile & BRIGHT_CARDS
-    animals = pile & ANIMAL_CARDS
-    if september_as_junk:
-        animals = animals - {SEPTEMBER_ANIMAL}
-    ribbons = pile & RIBBON_CARDS
-    junk = sum(_junk_value(c, september_as_junk) for c in pile & JUNK_CARDS)
-    bright_points = {5: 15, 4: 4, 3: 2 if RAIN_BRIGHT in brights else 3}.get(len(brights), 0)
-    animal_points = max(len(animals) - 4, 0) + (5 if GODORI <= pile else 0)
-    ribbon_points = max(len(ribbons) - 4, 0) + sum(3 for group in GROUPS if group <= pile)
-    junk_points = max(junk - 9, 0)
-    score = bright_points + animal_points + ribbon_points + junk_points
-    return PileReading(score, len(brights), bright_points, len(animals), junk, september_as_junk)
-
-
-def _cards_of_kind(kind: Kind) -> frozenset[int]:
-    return frozenset(c for c, k in enumerate(KINDS) if k == kind)
-
-
-BRIGHT_CARDS, ANIMAL_CARDS, RIBBON_CARDS = (_cards_of_kind(k) for k in (Kind.BRIGHT, Kind.ANIMAL, Kind.RIBBON))
-JUNK_CARDS = frozenset(c for c, v in enumerate(JUNK_VALUE) if v > 0) | {SEPTEMBER_ANIMAL}
-"""Cards that can carry junk value (card 32 only under ``september_dual``'s junk reading)."""
-GODORI = frozenset(GODORI_BIRDS)
-GROUPS = tuple(frozenset(g) for g in RIBBON_GROUPS.values())
-
-
-def _junk_value(card: int, september_as_junk: bool) -> int:
-    return 2 if (september_as_junk and card == SEPTEMBER_ANIMAL) else JUNK_VALUES[card]
-
-
-JUNK_VALUES = tuple(int(v) for v in JUNK_VALUE)
 MONTHS = tuple(int(m) for m in MONTH)
 
 
@@ -335,7 +255,7 @@ class ReferenceGame:
         if self.phase == Phase.PLAY:
             self._play_phase_action(action)
         elif self.phase == Phase.CHOOSE_HAND:
-            self._take_pair(self.h, action - A.CHOOSE, CHOSE)
+            self._take_pair(self.h, action - A.CHOOSE, Outcome.CHOSE)
             self._flip()
         elif self.phase == Phase.CHOOSE_FLIP:
             self._take_pair(self.f, action - A.CHOOSE, None)
@@ -369,7 +289,7 @@ class ReferenceGame:
         self.taken = set()
         self.steals = 0
         self.h: int | None = None
-        self.h_did: str | None = None
+        self.h_did: Outcome | None = None
         self.h_partner: int | None = None
         self.f: int | None = None
 
@@ -387,7 +307,7 @@ class ReferenceGame:
         self.layout -= fourth
         self.taken |= three | fourth
         self.pass_tokens[seat] += 2
-        self.h_did = BOMBED
+        self.h_did = Outcome.BOMBED
         self.bombs[seat] += 1
         self._events.add(seat, Event.BOMB)
         if self.rules.bomb_bonus:  # korean: also a shake and one steal (§14.9)
@@ -430,14 +350,14 @@ class ReferenceGame:
         if len(on_layout) == 2:
             return self._pick_from_two(card, on_layout, Phase.CHOOSE_HAND if played else Phase.CHOOSE_FLIP)
         if len(on_layout) == 1:
-            self._take_pair(card, on_layout.pop(), PAIRED if played else None)
+            self._take_pair(card, on_layout.pop(), Outcome.PAIRED if played else None)
             return True
         if on_layout:
             self._stack_capture(card, on_layout)
         else:
             self.layout.add(card)
         if played:
-            self.h_did = STACKED if on_layout else PLACED
+            self.h_did = Outcome.STACKED if on_layout else Outcome.PLACED
         return True
 
     def _pick_from_two(self, card: int, two: set[int], phase: Phase) -> bool:
@@ -447,7 +367,7 @@ class ReferenceGame:
             self.candidates = set(two)
             self.phase = phase
             return False
-        self._take_pair(card, min(two), CHOSE if phase == Phase.CHOOSE_HAND else None)
+        self._take_pair(card, min(two), Outcome.CHOSE if phase == Phase.CHOOSE_HAND else None)
         return True
 
     def _needs_choice(self, two: set[int]) -> bool:
@@ -457,7 +377,7 @@ class ReferenceGame:
         a, b = sorted(two)
         return KIND[a] != KIND[b] or JUNK_VALUE[a] != JUNK_VALUE[b]
 
-    def _take_pair(self, card: int, target: int, did: str | None) -> None:
+    def _take_pair(self, card: int, target: int, did: Outcome | None) -> None:
         self.layout.remove(target)
         self.taken |= {card, target}
         self.candidates = set()
@@ -501,19 +421,19 @@ class ReferenceGame:
     def _flip_onto_own_month(self, f: int, last_card: bool) -> None:
         """§5 second table: the flipped card is of the played card's month."""
         seat, h, exception = self.seat, self.h, last_card and self.rules.last_card_exceptions
-        if self.h_did == PLACED:  # jjok
+        if self.h_did == Outcome.PLACED:  # jjok
             self._take_pair(f, h, None)
             if not exception:
                 self._events.add(seat, Event.JJOK)
                 self.steals += 1
-        elif self.h_did == PAIRED and exception:  # korean: takes all three, no steal
+        elif self.h_did == Outcome.PAIRED and exception:  # korean: takes all three, no steal
             self.taken.add(f)
-        elif self.h_did == PAIRED:  # ppuk
+        elif self.h_did == Outcome.PAIRED:  # ppuk
             self.taken -= {h, self.h_partner}
             self.layout |= {h, self.h_partner, f}
             self.stack_owner[month_of(f)] = (seat, self.turns[seat])
             self._events.add(seat, Event.PPUK)
-        else:  # CHOSE: ttadak, the flipped card takes the other one
+        else:  # Outcome.CHOSE: ttadak, the flipped card takes the other one
             (other,) = self._layout_of_month(month_of(f))
             self._take_pair(f, other, None)
             self._events.add(seat, Event.TTADAK)
@@ -538,11 +458,11 @@ class ReferenceGame:
         """The giver hands over its lowest-value junk card, lowest id among equals (§6);
         with ``steal_choice="highest"``, its highest-value one, highest id among equals."""
         september_junk = self.reading(giver).september_as_junk
-        junk = [c for c in self.piles[giver] if _junk_value(c, september_junk) > 0]
+        junk = [c for c in self.piles[giver] if junk_value(c, september_junk) > 0]
         if not junk:
             return
         pick = min if self.rules.steal_choice == "lowest" else max
-        card = pick(junk, key=lambda c: (_junk_value(c, september_junk), c))
+        card = pick(junk, key=lambda c: (junk_value(c, september_junk), c))
         self.piles[giver].remove(card)
         self.piles[taker].add(card)
         self._events.stolen[taker][giver].add(card)
