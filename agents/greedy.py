@@ -48,6 +48,10 @@ MONTH_CARDS_BY_VALUE = tuple(
 )
 """The cards of each card's month, least valuable first (none for jokers)."""
 STEAL_VALUE = 1.5  # one junk card moved from an opponent to us
+POINT_VALUE = 10.0  # a point of score, in the units of CARD_VALUE
+EXPOSURE = 0.3  # share of a placed card's worth counted as given away (an opponent may take it)
+BOMB_BONUS = 5.0  # a bomb's worth beyond what it takes (pass tokens, steals, the shake it may count as)
+PASS_VALUE = -0.1  # a pass: slightly worse than any play that takes nothing
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
@@ -151,16 +155,16 @@ class Greedy(_Base):
             value += np.where(count == 3, STEAL_VALUE * opponents, 0.0)
             ppuk_chance = _popcount(unseen & MONTH_MASKS[card]) / unseen_count
             value -= np.where(count == 1, ppuk_chance * value, 0.0)
-            value -= np.where(count == 0, 0.3 * CARD_VALUE[card], 0.0)
+            value -= np.where(count == 0, EXPOSURE * CARD_VALUE[card], 0.0)
             values[:, card] = np.where(masks[:, card], value, -np.inf)
         for month in np.flatnonzero(masks[:, A.BOMB:A.PASS].any(axis=0)):
             taken = np.full(len(masks), U64(C.MONTH_BITS[month]))
-            value = self._gain(pile, taken, base) + 5.0
+            value = self._gain(pile, taken, base) + BOMB_BONUS
             values[:, A.BOMB + month] = np.where(masks[:, A.BOMB + month], value, -np.inf)
-        values[:, A.PASS] = np.where(masks[:, A.PASS], -0.1, -np.inf)
+        values[:, A.PASS] = np.where(masks[:, A.PASS], PASS_VALUE, -np.inf)
         return values
 
     def _gain(self, pile: np.ndarray, taken: np.ndarray, base: np.ndarray) -> np.ndarray:
-        """Score points added (x10) plus the card worth of what is taken."""
+        """Score points added (each worth POINT_VALUE) plus the card worth of what is taken."""
         after = read_piles(pile | taken, self.rules)["score"]
-        return 10.0 * (after - base) + _board_value(taken)
+        return POINT_VALUE * (after - base) + _board_value(taken)

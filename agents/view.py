@@ -36,8 +36,8 @@ class View:
             scores=counter("score"),
             gos=counter("gos"),
             hand_sizes=counter("hand_size"),
-            stock_size=np.rint(obs[:, _SLICES["stock_size"]][:, 0] * 24).astype(np.int64),
-            target=np.rint(obs[:, _SLICES["target"]][:, 0] * 10).astype(np.int64),
+            stock_size=counter("stock_size")[:, 0],
+            target=counter("target")[:, 0],
             phase=obs[:, _SLICES["phase"]].argmax(axis=1),
         )
 

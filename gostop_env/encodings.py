@@ -49,23 +49,29 @@ CARD_LOCATIONS = (
     Section("opponent2_shown", CARDS, "1 if shaken and still in the hand of the seat after that"),
     Section("unseen", CARDS, "1 if the viewer cannot see it: other hands' unshaken cards and the stock"),
 )
+SCALE_STOCK, SCALE_CARRY, SCALE_TARGET = 24, 4, 10  # see SCALE
 CHOICE = Section("choice_candidates", CARDS, "1 for the two layout cards of a pending choice")
 PER_SEAT = ("hand_size", "score", "gos", "go_score", "shakes", "bombs", "pass_tokens")
 COUNTERS = (
     Section("seat_to_move", 3, "one-hot: viewer, opponent 1, opponent 2 is to move"),
     Section("viewer_seat", 3, "one-hot: the viewer's seat (seat 0 deals and moves first)"),
     Section("phase", len(Phase), "one-hot: " + ", ".join(p.name.lower() for p in Phase)),
-    Section("stock_size", 1, "cards left in the stock / 24"),
-    Section("nagari_carry", 1, "consecutive nagari hands before this one / 4"),
-    Section("target", 1, "go/stop target score / 10"),
+    Section("stock_size", 1, f"cards left in the stock / {SCALE_STOCK}"),
+    Section("nagari_carry", 1, f"consecutive nagari hands before this one / {SCALE_CARRY}"),
+    Section("target", 1, f"go/stop target score / {SCALE_TARGET}"),
     *(Section(name, 3, f"{name.replace('_', ' ')} of viewer, opponent 1, opponent 2 (scaled)") for name in PER_SEAT),
     Section("ppuk_stacks", 12 * 3, "per month: one-hot owner (viewer, opponent 1, opponent 2) of its ppuk stack"),
 )
-SCALE = dict(hand_size=10, score=10, gos=5, go_score=10, shakes=3, bombs=3, pass_tokens=4)
+SCALE = dict(hand_size=10, score=10, gos=5, go_score=10, shakes=3, bombs=3, pass_tokens=4,
+             stock_size=SCALE_STOCK, nagari_carry=SCALE_CARRY, target=SCALE_TARGET)
+"""Each counter is encoded as its value / SCALE[name] (the stock's order too: stock_size)."""
+CARRY_CAP = 40
+"""The encoded carry is min(carry, CARRY_CAP) / 4 (the rules bound it lower, at MAX_CARRY)."""
 ORACLE_EXTRA = (
     Section("opponent1_hand", CARDS, "HIDDEN: 1 if in the next seat's hand"),
     Section("opponent2_hand", CARDS, "HIDDEN: 1 if in the hand of the seat after that"),
-    Section("stock_order", CARDS, "HIDDEN: (24 - position in the stock) / 24 for stock cards, else 0"),
+    Section("stock_order", CARDS,
+            f"HIDDEN: ({SCALE_STOCK} - position in the stock) / {SCALE_STOCK} for stock cards, else 0"),
 )
 CARD_FEATURES = (
     Section("location", len(CARD_LOCATIONS), "one-hot location, as the vector encoding's card sections"),
@@ -181,9 +187,9 @@ def _counters(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     seat[rows, viewers] = 1
     phase = np.zeros((n, len(Phase)), np.float32)
     phase[rows, batch.phase] = 1
-    stock = (batch.stock_len - batch.stock_pos)[:, None] / 24.0
-    carry = np.minimum(batch.carry[:, None], 40) / 4.0
-    target = np.full((n, 1), batch.rules.target_score / 10.0)
+    stock = (batch.stock_len - batch.stock_pos)[:, None] / SCALE_STOCK
+    carry = np.minimum(batch.carry[:, None], CARRY_CAP) / SCALE_CARRY
+    target = np.full((n, 1), batch.rules.target_score / SCALE_TARGET)
     per_seat = dict(hand_size=np.bitwise_count(batch.hands), score=batch.scores, gos=batch.gos,
                     go_score=batch.go_scores, shakes=batch.shakes, bombs=batch.bombs,
                     pass_tokens=batch.pass_tokens)
@@ -204,7 +210,7 @@ def _oracle_extra(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     position = np.arange(width)[None, :] - batch.stock_pos[:, None]
     live = (position >= 0) & (np.arange(width)[None, :] < batch.stock_len[:, None])
     game, slot = np.nonzero(live)
-    order[game, batch.stock[game, slot]] = (24 - position[game, slot]) / 24.0
+    order[game, batch.stock[game, slot]] = (SCALE_STOCK - position[game, slot]) / SCALE_STOCK
     return np.concatenate(hands + [order], axis=1)
 
 
@@ -303,26 +309,30 @@ def _game_counters(game, viewer: int, scores: list[int] | None) -> list[float]:
     players, rules = game.rules.players, game.rules
     scores = game.scores() if scores is None else scores
     order = [(viewer + k) % players for k in range(players)]
+    at = _COUNTER_AT
     values = [0.0] * COUNTERS_SIZE
-    values[(game.seat - viewer) % players] = 1.0
-    values[3 + viewer] = 1.0
-    values[6 + int(game.phase)] = 1.0
-    at = 6 + len(Phase)
-    values[at: at + 3] = [len(game.stock) / 24.0, min(game.carry, 40) / 4.0, rules.target_score / 10.0]
-    at += 3
+    values[at["seat_to_move"] + (game.seat - viewer) % players] = 1.0
+    values[at["viewer_seat"] + viewer] = 1.0
+    values[at["phase"] + int(game.phase)] = 1.0
+    values[at["stock_size"]] = len(game.stock) / SCALE_STOCK
+    values[at["nagari_carry"]] = min(game.carry, CARRY_CAP) / SCALE_CARRY
+    values[at["target"]] = rules.target_score / SCALE_TARGET
     per_seat = dict(hand_size=[len(h) for h in game.hands], score=scores, gos=game.gos, go_score=game.go_scores,
                     shakes=game.shakes, bombs=game.bombs, pass_tokens=game.pass_tokens)
     for name in PER_SEAT:
         for k, s in enumerate(order):
-            values[at + k] = per_seat[name][s] / SCALE[name]
-        at += 3
+            values[at[name] + k] = per_seat[name][s] / SCALE[name]
     for month, (owner, _) in game.stack_owner.items():
-        values[at + 3 * month + (owner - viewer) % players] = 1.0
+        values[at["ppuk_stacks"] + 3 * month + (owner - viewer) % players] = 1.0
     return values
+
+
+_COUNTER_AT = {s.name: sum(t.size for t in COUNTERS[:i]) for i, s in enumerate(COUNTERS)}
+"""Where each counter section starts within the counters (the offsets ``section_slices`` gives)."""
 
 
 def _stock_order(game) -> np.ndarray:
     order = np.zeros(CARDS, np.float32)
     for position, card in enumerate(game.stock):
-        order[card] = (24 - position) / 24.0
+        order[card] = (SCALE_STOCK - position) / SCALE_STOCK
     return order
