@@ -7,6 +7,7 @@
   ``greedy:stop=threshold:k=3``.
 - :mod:`gostop.agents.match`: play hands between policies and compare two over duplicate deals.
 """
+
 from .go_stop import AlwaysStop, Threshold
 from .greedy import Greedy, SimpleGreedy
 from .match import compare, play_hands

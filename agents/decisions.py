@@ -8,6 +8,7 @@ deciding seat; the second opponent's columns are -1 in 2-player hands. Tournamen
 them with ``gostop tournament ... --decisions`` (``decisions.csv`` in the output folder);
 :func:`save_table` writes CSV, or Parquet when the path ends in ``.parquet`` (pyarrow).
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,9 +23,27 @@ from gostop_env.core.scoring import read_piles
 from gostop_env.outputs import writable_file
 
 FEATURES = (
-    "turn", "score", "gos", "hand_size", "stock_left", "shakes", "bombs", "junk", "animals", "ribbons", "brights",
-    "opponent1_score", "opponent1_gos", "opponent1_hand_size", "opponent1_junk", "opponent1_brights",
-    "opponent2_score", "opponent2_gos", "opponent2_hand_size", "opponent2_junk", "opponent2_brights",
+    "turn",
+    "score",
+    "gos",
+    "hand_size",
+    "stock_left",
+    "shakes",
+    "bombs",
+    "junk",
+    "animals",
+    "ribbons",
+    "brights",
+    "opponent1_score",
+    "opponent1_gos",
+    "opponent1_hand_size",
+    "opponent1_junk",
+    "opponent1_brights",
+    "opponent2_score",
+    "opponent2_gos",
+    "opponent2_hand_size",
+    "opponent2_junk",
+    "opponent2_brights",
     "stop_chips",  # what stopping now pays this seat: the stake, every multiplier included
 )
 OUTCOMES = ("went", "chips", "won", "result")
@@ -36,8 +55,11 @@ def decision_features(batch: GameBatch, games: np.ndarray) -> dict[str, np.ndarr
     """:data:`FEATURES` of the seat to move in each of ``games`` (all at a go/stop decision)."""
     seat = batch.seat[games].astype(np.int64)
     players = batch.rules.players
-    columns = {"turn": batch.turns[games, seat], "stock_left": batch.stock_len[games] - batch.stock_pos[games],
-               "stop_chips": _stop_chips(batch, games, seat)}
+    columns = {
+        "turn": batch.turns[games, seat],
+        "stock_left": batch.stock_len[games] - batch.stock_pos[games],
+        "stop_chips": _stop_chips(batch, games, seat),
+    }
     columns.update(_seat_columns(batch, games, seat, ""))
     for k in (1, 2):
         if k < players:
@@ -54,12 +76,17 @@ _OPPONENT_COLUMNS = ("score", "gos", "hand_size", "junk", "brights")
 def _seat_columns(batch: GameBatch, games: np.ndarray, seat: np.ndarray, prefix: str) -> dict[str, np.ndarray]:
     pile = batch.piles[games, seat]
     piles = read_piles(pile, batch.rules)
-    return {f"{prefix}score": batch.scores[games, seat], f"{prefix}gos": batch.gos[games, seat],
-            f"{prefix}hand_size": np.bitwise_count(batch.hands[games, seat]),
-            f"{prefix}shakes": batch.shakes[games, seat],
-            f"{prefix}bombs": batch.bombs[games, seat], f"{prefix}junk": piles["junk"],
-            f"{prefix}animals": piles["animals"], f"{prefix}ribbons": np.bitwise_count(pile & np.uint64(C.RIBBONS)),
-            f"{prefix}brights": piles["brights"]}
+    return {
+        f"{prefix}score": batch.scores[games, seat],
+        f"{prefix}gos": batch.gos[games, seat],
+        f"{prefix}hand_size": np.bitwise_count(batch.hands[games, seat]),
+        f"{prefix}shakes": batch.shakes[games, seat],
+        f"{prefix}bombs": batch.bombs[games, seat],
+        f"{prefix}junk": piles["junk"],
+        f"{prefix}animals": piles["animals"],
+        f"{prefix}ribbons": np.bitwise_count(pile & np.uint64(C.RIBBONS)),
+        f"{prefix}brights": piles["brights"],
+    }
 
 
 def _stop_chips(batch: GameBatch, games: np.ndarray, seat: np.ndarray) -> np.ndarray:
@@ -80,8 +107,9 @@ class DecisionRecorder:
         games = np.flatnonzero((batch.phase == Phase.GO_STOP) & (actions >= 0))
         if games.size:
             part = decision_features(batch, games)
-            part.update(game=games, seat=batch.seat[games].astype(np.int64),
-                        went=(actions[games] == A.GO).astype(np.int64))
+            part.update(
+                game=games, seat=batch.seat[games].astype(np.int64), went=(actions[games] == A.GO).astype(np.int64)
+            )
             self._parts.append(part)
             if self._states is not None:
                 self._states.append(batch.select(games))
@@ -98,12 +126,16 @@ class DecisionRecorder:
         """Every recorded decision with its outcome in the finished ``batch``: columns ``game``,
         ``seat``, :data:`FEATURES`, :data:`OUTCOMES`."""
         names = ("game", "seat", *FEATURES, "went")
-        rows = {name: np.concatenate([p[name] for p in self._parts]) if self._parts else np.zeros(0, np.int64)
-                for name in names}
+        rows = {
+            name: np.concatenate([p[name] for p in self._parts]) if self._parts else np.zeros(0, np.int64)
+            for name in names
+        }
         game, seat = rows["game"], rows["seat"]
-        rows.update(chips=batch.payments[game, seat].astype(np.int64),
-                    won=(batch.winner[game] == seat).astype(np.int64),
-                    result=batch.result[game].astype(np.int64))
+        rows.update(
+            chips=batch.payments[game, seat].astype(np.int64),
+            won=(batch.winner[game] == seat).astype(np.int64),
+            result=batch.result[game].astype(np.int64),
+        )
         return rows
 
 

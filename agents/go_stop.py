@@ -3,6 +3,7 @@
 A rule looks at the decoded views of the rows that are at a go/stop decision and returns a
 boolean array: True to go, False to stop.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

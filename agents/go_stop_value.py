@@ -14,10 +14,11 @@ value a player who could see every card would get from the same policies. Its de
 value, ``max(go, stop)`` per game, is an upper reference for what any go/stop rule on
 those policies can earn there.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -56,8 +57,13 @@ class GoStopValues:
         return np.maximum(self.go, self.stop)
 
 
-def go_stop_values(batch: GameBatch, seat_policies: Sequence[Policy], samples: int, rng: np.random.Generator,
-                   perfect_information: bool = False) -> GoStopValues:
+def go_stop_values(
+    batch: GameBatch,
+    seat_policies: Sequence[Policy],
+    samples: int,
+    rng: np.random.Generator,
+    perfect_information: bool = False,
+) -> GoStopValues:
     """Estimate go and stop values at every game of ``batch`` (all at a go/stop decision)."""
     if not (batch.phase == Phase.GO_STOP).all():
         raise ValueError("every game must be at a go/stop decision (phase GO_STOP)")
@@ -72,12 +78,20 @@ def go_stop_values(batch: GameBatch, seat_policies: Sequence[Policy], samples: i
     go = _rollout_chips(starts.clone(), A.GO, seat_policies, seats, rng).reshape(len(batch), samples)
     stop = _rollout_chips(starts, A.STOP, seat_policies, seats, rng).reshape(len(batch), samples)
     advantage = go - stop
-    return GoStopValues(go.mean(axis=1), stop.mean(axis=1), advantage.mean(axis=1),
-                        _half_width(go), _half_width(stop), _half_width(advantage), samples)
+    return GoStopValues(
+        go.mean(axis=1),
+        stop.mean(axis=1),
+        advantage.mean(axis=1),
+        _half_width(go),
+        _half_width(stop),
+        _half_width(advantage),
+        samples,
+    )
 
 
-def _rollout_chips(batch: GameBatch, first: int, seat_policies: Sequence[Policy], deciders: np.ndarray,
-                   rng: np.random.Generator) -> np.ndarray:
+def _rollout_chips(
+    batch: GameBatch, first: int, seat_policies: Sequence[Policy], deciders: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     batch.step(np.full(len(batch), first, np.int64))
     play_out(batch, seat_policies, rng)
     return batch.payments[np.arange(len(batch)), deciders].astype(np.float64)

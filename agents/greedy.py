@@ -8,6 +8,7 @@ judge a play by what the played card takes from the layout now; the flip is unkn
   junk that a stack capture steals, discounts a pair by the chance that the flip makes a
   ppuk, prefers bombs, and shakes whenever it can (a shake doubles a win).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,7 +45,9 @@ CARD_VALUE = _card_values()
 MONTH_MASKS = np.array(C.MONTH_BITS + (0,), U64)[np.where(C.MONTH >= 0, C.MONTH, 12)]  # per card; jokers: 0
 MONTH_CARDS_BY_VALUE = tuple(
     sorted((c for c in range(C.NUM_MONTH_CARDS) if C.MONTH[c] == C.MONTH[card]), key=lambda c: CARD_VALUE[c])
-    if card < C.NUM_MONTH_CARDS else [] for card in range(C.NUM_CARDS)
+    if card < C.NUM_MONTH_CARDS
+    else []
+    for card in range(C.NUM_CARDS)
 )
 """The cards of each card's month, least valuable first (none for jokers)."""
 STEAL_VALUE = 1.5  # one junk card moved from an opponent to us
@@ -83,7 +86,7 @@ class _Base:
             actions[go_stop] = np.where(goes, A.GO, A.STOP)
         choosing = np.flatnonzero((view.phase == Phase.CHOOSE_HAND) | (view.phase == Phase.CHOOSE_FLIP))
         if choosing.size:
-            candidates = masks[choosing, A.CHOOSE:A.CHOOSE + C.NUM_MONTH_CARDS]
+            candidates = masks[choosing, A.CHOOSE : A.CHOOSE + C.NUM_MONTH_CARDS]
             actions[choosing] = A.CHOOSE + np.where(candidates, CARD_VALUE[:48], -np.inf).argmax(axis=1)
         playing = np.flatnonzero(view.phase == Phase.PLAY)
         if playing.size:
@@ -95,8 +98,15 @@ class _Base:
 
 
 def _rows(view: View, rows: np.ndarray) -> View:
-    return View({k: v[rows] for k, v in view.boards.items()}, view.scores[rows], view.gos[rows],
-                view.hand_sizes[rows], view.stock_size[rows], view.target[rows], view.phase[rows])
+    return View(
+        {k: v[rows] for k, v in view.boards.items()},
+        view.scores[rows],
+        view.gos[rows],
+        view.hand_sizes[rows],
+        view.stock_size[rows],
+        view.target[rows],
+        view.phase[rows],
+    )
 
 
 def _taken_by_play(card: int, layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -117,11 +127,11 @@ class SimpleGreedy(_Base):
 
     def _play(self, view: View, masks: np.ndarray) -> np.ndarray:
         scores = np.full(masks.shape, -np.inf)
-        for card in np.flatnonzero(masks[:, :C.NUM_CARDS].any(axis=0)):
+        for card in np.flatnonzero(masks[:, : C.NUM_CARDS].any(axis=0)):
             taken, _ = _taken_by_play(card, view.boards["layout"])
             scores[:, card] = np.where(masks[:, card], _popcount(taken) - card / 100.0, -np.inf)
-        bombs = masks[:, A.BOMB:A.PASS]
-        scores[:, A.BOMB:A.PASS] = np.where(bombs, 10.0, -np.inf)
+        bombs = masks[:, A.BOMB : A.PASS]
+        scores[:, A.BOMB : A.PASS] = np.where(bombs, 10.0, -np.inf)
         scores[:, A.PASS] = np.where(masks[:, A.PASS], -1.0, -np.inf)
         return scores.argmax(axis=1)
 
@@ -132,7 +142,7 @@ class Greedy(_Base):
     name = "greedy"
 
     def _play(self, view: View, masks: np.ndarray) -> np.ndarray:
-        shake = masks[:, A.SHAKE:A.BOMB]
+        shake = masks[:, A.SHAKE : A.BOMB]
         if shake.any():
             rows = shake.any(axis=1)
             chosen = np.where(rows, A.SHAKE + shake.argmax(axis=1), -1)
@@ -149,7 +159,7 @@ class Greedy(_Base):
         opponents = self.rules.players - 1
         unseen_count = np.maximum(_popcount(unseen), 1)
         values = np.full(masks.shape, -np.inf)
-        for card in np.flatnonzero(masks[:, :C.NUM_CARDS].any(axis=0)):
+        for card in np.flatnonzero(masks[:, : C.NUM_CARDS].any(axis=0)):
             taken, count = _taken_by_play(card, layout)
             value = self._gain(pile, taken, base)
             value += np.where(count == 3, STEAL_VALUE * opponents, 0.0)
@@ -157,7 +167,7 @@ class Greedy(_Base):
             value -= np.where(count == 1, ppuk_chance * value, 0.0)
             value -= np.where(count == 0, EXPOSURE * CARD_VALUE[card], 0.0)
             values[:, card] = np.where(masks[:, card], value, -np.inf)
-        for month in np.flatnonzero(masks[:, A.BOMB:A.PASS].any(axis=0)):
+        for month in np.flatnonzero(masks[:, A.BOMB : A.PASS].any(axis=0)):
             taken = np.full(len(masks), U64(C.MONTH_BITS[month]))
             value = self._gain(pile, taken, base) + BOMB_BONUS
             values[:, A.BOMB + month] = np.where(masks[:, A.BOMB + month], value, -np.inf)

@@ -27,6 +27,7 @@ their saved results with it).
 Requires torch, sb3-contrib and safetensors (``pip install "gostop[rl]"``) to load;
 fingerprints and metadata checks need none of them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -110,13 +111,17 @@ def model_folder(name_or_path: str) -> Path:
     if not (folder / META_FILE).is_file() and (SHIPPED_MODELS / name_or_path / META_FILE).is_file():
         folder = SHIPPED_MODELS / name_or_path
     if (folder / PICKLED_FILE).is_file() and not (folder / WEIGHTS_FILE).is_file():
-        raise ModelError(f"{folder} holds a model in the old pickle format ({PICKLED_FILE}), which can run any "
-                         f"code when loaded, so it is refused. If you trust where it came from, convert it once "
-                         f"with: gostop convert-model {folder}")
+        raise ModelError(
+            f"{folder} holds a model in the old pickle format ({PICKLED_FILE}), which can run any "
+            f"code when loaded, so it is refused. If you trust where it came from, convert it once "
+            f"with: gostop convert-model {folder}"
+        )
     if not (folder / META_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
         shipped = sorted(p.name for p in SHIPPED_MODELS.glob("*") if (p / META_FILE).is_file())
-        raise ModelError(f"no model at {name_or_path!r} (a folder with {META_FILE} and {WEIGHTS_FILE}, "
-                         f"or a shipped model: {shipped})")
+        raise ModelError(
+            f"no model at {name_or_path!r} (a folder with {META_FILE} and {WEIGHTS_FILE}, "
+            f"or a shipped model: {shipped})"
+        )
     return folder
 
 
@@ -124,8 +129,10 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
     """``model.json`` of ``folder``, checked (:class:`ModelError` naming the fault)."""
     meta = _read_json(Path(folder) / META_FILE)
     if meta.get("format") == PICKLED_FORMAT:
-        raise ModelError(f"{folder}: model format {PICKLED_FORMAT} (pickled weights) is refused; if you trust "
-                         f"the folder, convert it with: gostop convert-model {folder}")
+        raise ModelError(
+            f"{folder}: model format {PICKLED_FORMAT} (pickled weights) is refused; if you trust "
+            f"the folder, convert it with: gostop convert-model {folder}"
+        )
     if meta.get("format") != MODEL_FORMAT:
         raise ModelError(f"{folder}: unknown model format {meta.get('format')!r} (expected {MODEL_FORMAT})")
     check_meta(meta, str(folder))
@@ -165,8 +172,7 @@ def _require(table: dict[str, Any], key: str, where: str, valid: Any, expected: 
 
 
 def _layer_widths(value: Any) -> bool:
-    return (isinstance(value, list) and 1 <= len(value) <= 8
-            and all(type(w) is int and 1 <= w <= 4096 for w in value))
+    return isinstance(value, list) and 1 <= len(value) <= 8 and all(type(w) is int and 1 <= w <= 4096 for w in value)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -181,8 +187,9 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_network(name_or_path: str, rules: Rules | None = None,
-                 deterministic: bool = True) -> tuple[NetworkPolicy, dict[str, Any], Path]:
+def load_network(
+    name_or_path: str, rules: Rules | None = None, deterministic: bool = True
+) -> tuple[NetworkPolicy, dict[str, Any], Path]:
     """The network saved in a model folder (or shipped under that name), checked against
     ``rules``, with its metadata and resolved folder. A go/stop model's card player is named
     in the metadata; :func:`gostop.agents.registry.load_model` builds the whole agent."""
@@ -193,8 +200,12 @@ def load_network(name_or_path: str, rules: Rules | None = None,
     weights = folder.resolve() / WEIGHTS_FILE
     stat = weights.stat()
     version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-    network = NetworkPolicy(_load_network(str(weights), version, json.dumps(meta, sort_keys=True)),
-                            meta["encoding"], deterministic, name=f"model:{name_or_path}")
+    network = NetworkPolicy(
+        _load_network(str(weights), version, json.dumps(meta, sort_keys=True)),
+        meta["encoding"],
+        deterministic,
+        name=f"model:{name_or_path}",
+    )
     return network, meta, folder.resolve()
 
 
@@ -212,17 +223,20 @@ def _load_network(path: str, version: tuple[int, int, int], meta_json: str) -> A
     try:
         with safe_open(path, framework="pt", device="cpu") as weights:
             header = weights.metadata() or {}
-            shapes = {k: tuple(weights.get_slice(k).get_shape()) for k in weights.keys()}
+            shapes = {k: tuple(weights.get_slice(k).get_shape()) for k in weights.keys()}  # noqa: SIM118 (not a dict)
             if shapes != expected:
-                raise ModelError(f"{path}: the weights do not fit the network model.json describes "
-                                 f"({_shape_difference(shapes, expected)})")
+                raise ModelError(
+                    f"{path}: the weights do not fit the network model.json describes "
+                    f"({_shape_difference(shapes, expected)})"
+                )
             state = {k: weights.get_tensor(k) for k in expected}
     except SafetensorError as error:
         raise ModelError(f"{path} is not a safetensors file: {error}") from None
     for key in HEADER_KEYS:
         if header.get(key) != str(meta[key]):
-            raise ModelError(f"{path}: the weights were saved for {key} {header.get(key)!r}, "
-                             f"but model.json says {meta[key]!r}")
+            raise ModelError(
+                f"{path}: the weights were saved for {key} {header.get(key)!r}, but model.json says {meta[key]!r}"
+            )
     network.load_state_dict(state, strict=True)
     network.set_training_mode(False)
     return network
@@ -239,8 +253,13 @@ def _empty_network(meta: dict[str, Any]) -> Any:
     spec = meta["network"]
     space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(meta["encoding"]), np.float32)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[spec["activation"]]
-    return MaskableActorCriticPolicy(space, gymnasium.spaces.Discrete(spec["actions"]), lambda _: 0.0,
-                                     net_arch={"pi": spec["pi"], "vf": spec["vf"]}, activation_fn=activation)
+    return MaskableActorCriticPolicy(
+        space,
+        gymnasium.spaces.Discrete(spec["actions"]),
+        lambda _: 0.0,
+        net_arch={"pi": spec["pi"], "vf": spec["vf"]},
+        activation_fn=activation,
+    )
 
 
 def _shape_difference(found: dict[str, tuple], expected: dict[str, tuple]) -> str:
@@ -259,8 +278,13 @@ def describe_network(network: Any) -> dict[str, Any]:
     name = network.activation_fn.__name__
     if name not in activations:
         raise ModelError(f"model folders store tanh or relu networks, not {name}")
-    return {"inputs": int(np.prod(network.observation_space.shape)), "actions": int(network.action_space.n),
-            "pi": [int(w) for w in pi], "vf": [int(w) for w in vf], "activation": activations[name]}
+    return {
+        "inputs": int(np.prod(network.observation_space.shape)),
+        "actions": int(network.action_space.n),
+        "pi": [int(w) for w in pi],
+        "vf": [int(w) for w in vf],
+        "activation": activations[name],
+    }
 
 
 def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
@@ -268,8 +292,7 @@ def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
     the architecture is read off the network. Readers never see a half-written file."""
     from safetensors.torch import save_file
 
-    meta = {**{k: v for k, v in meta.items() if k not in ("format", "network")},
-            "network": describe_network(network)}
+    meta = {**{k: v for k, v in meta.items() if k not in ("format", "network")}, "network": describe_network(network)}
     check_meta(meta, "model metadata")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

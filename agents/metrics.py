@@ -1,4 +1,5 @@
 """Figures of a tournament: per agent, head to head, and openskill ratings."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -68,15 +69,23 @@ def _figures(a: int, name: str, r: dict, seats: np.ndarray, rating: tuple[float,
     gos = r["gos"][game, seat]
     worst = np.sort(chips)[: max(1, int(np.ceil(0.05 * len(chips))))]
     return AgentFigures(
-        agent=name, games=len(game), chips=float(chips.mean()),
+        agent=name,
+        games=len(game),
+        chips=float(chips.mean()),
         chips_ci=(float(chips.mean() - half), float(chips.mean() + half)),
-        win_rate=float(won.mean()), win_ci=wilson(int(won.sum()), len(game)),
+        win_rate=float(won.mean()),
+        win_ci=wilson(int(won.sum()), len(game)),
         nagari_rate=float((r["result"][game] == Result.NAGARI).mean()),
         go_rate=float(gos.sum() / max(gos.sum() + stopped.sum(), 1)),
         go_success=float(stopped[gos > 0].mean()) if (gos > 0).any() else 0.0,
         score_at_stop=float(r["scores"][game, seat][stopped].mean()) if stopped.any() else 0.0,
-        p5=float(np.percentile(chips, 5)), p95=float(np.percentile(chips, 95)), p99=float(np.percentile(chips, 99)),
-        cvar5=float(worst.mean()), rating=rating[0], mu=rating[1], sigma=rating[2],
+        p5=float(np.percentile(chips, 5)),
+        p95=float(np.percentile(chips, 95)),
+        p99=float(np.percentile(chips, 99)),
+        cvar5=float(worst.mean()),
+        rating=rating[0],
+        mu=rating[1],
+        sigma=rating[2],
     )
 
 

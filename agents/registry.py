@@ -16,6 +16,7 @@ chips above stopping (a :class:`gostop.agents.search.SearchAgent` searching go/s
 ``model:NAME_OR_PATH`` is a trained network (:mod:`gostop.agents.learned`): a model folder, or
 the name of a model shipped with the package (``model:ppo``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -56,29 +57,38 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
         elif key in ("k", "gos", "stock", "margin", "n"):
             rule_params[key] = _integer(key, value)
         else:
-            raise ValueError(f"unknown option {key!r} for agent {kind!r}: use stop=<rule> and its k, gos, stock, margin, n")
+            raise ValueError(
+                f"unknown option {key!r} for agent {kind!r}: use stop=<rule> and its k, gos, stock, margin, n"
+            )
     if rule_kind == "ev":
         unknown = sorted(set(rule_params) - {"n", "margin"})
         if unknown:
             raise ValueError(f"the ev go/stop rule takes n and margin, not {unknown}")
         card_player = CARD_PLAYERS[kind](rules=rules)
-        return SearchAgent(samples=rule_params.get("n", 16), rollout=card_player, at="gostop",
-                           go_margin=rule_params.get("margin", 0), rules=rules)
+        return SearchAgent(
+            samples=rule_params.get("n", 16),
+            rollout=card_player,
+            at="gostop",
+            go_margin=rule_params.get("margin", 0),
+            rules=rules,
+        )
     if "n" in rule_params:
         raise ValueError("option 'n' belongs to the ev go/stop rule (stop=ev)")
     return CARD_PLAYERS[kind](go_stop=make_go_stop_rule(rule_kind, **rule_params), rules=rules)
 
 
-def load_model(name_or_path: str, rules: Rules | None = None, deterministic: bool = True,
-               _within: tuple[Path, ...] = ()) -> Policy:
+def load_model(
+    name_or_path: str, rules: Rules | None = None, deterministic: bool = True, _within: tuple[Path, ...] = ()
+) -> Policy:
     """The agent saved in a model folder (or shipped under that name), checked against
     ``rules``: its network, and for a go/stop model the card player it names; with
     ``deterministic=False`` the network samples its moves (see :mod:`.learned`)."""
     network, meta, folder = load_network(name_or_path, rules, deterministic)
     if meta["decides"] == "all":
         return network
-    return GoStopComposite(_card_player(meta["card_player"], rules, (*_within, folder)), network,
-                           name=f"model:{name_or_path}")
+    return GoStopComposite(
+        _card_player(meta["card_player"], rules, (*_within, folder)), network, name=f"model:{name_or_path}"
+    )
 
 
 def _card_player(name: str, rules: Rules | None, within: tuple[Path, ...]) -> Policy:
@@ -87,8 +97,9 @@ def _card_player(name: str, rules: Rules | None, within: tuple[Path, ...]) -> Po
     if kind != "model":
         return make_agent(name, rules)
     if model_folder(target).resolve() in within:
-        raise ModelError(f"card_player {name!r} leads back to a model it plays for: "
-                         f"{' -> '.join(str(p) for p in within)}")
+        raise ModelError(
+            f"card_player {name!r} leads back to a model it plays for: {' -> '.join(str(p) for p in within)}"
+        )
     return load_model(target, rules, _within=within)
 
 
@@ -101,8 +112,13 @@ def _search(options: list[str], rules: Rules | None) -> SearchAgent:
         settings[key] = value
     rollout = make_agent(settings.get("rollout", "greedy"), rules)
     seconds = float(settings["seconds"]) if "seconds" in settings else None
-    return SearchAgent(samples=_integer("n", settings.get("n", "16")), rollout=rollout,
-                       at=settings.get("at", "all"), seconds=seconds, rules=rules)
+    return SearchAgent(
+        samples=_integer("n", settings.get("n", "16")),
+        rollout=rollout,
+        at=settings.get("at", "all"),
+        seconds=seconds,
+        rules=rules,
+    )
 
 
 def _integer(key: str, value: str) -> int:

@@ -1,7 +1,9 @@
 """Tournament outputs: a markdown leaderboard, CSV and JSON files, PNG plots, replays."""
+
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 from pathlib import Path
 
@@ -11,26 +13,56 @@ from .decisions import save_table
 from .metrics import AgentFigures, agent_figures, head_to_head
 from .tournament import TournamentResults
 
-COLUMNS = ("agent", "rating", "chips/hand", "95% CI", "win rate", "win 95% CI", "nagari", "go rate",
-           "go success", "score at stop", "p5", "p95", "p99", "CVaR-5%", "hands")
+COLUMNS = (
+    "agent",
+    "rating",
+    "chips/hand",
+    "95% CI",
+    "win rate",
+    "win 95% CI",
+    "nagari",
+    "go rate",
+    "go success",
+    "score at stop",
+    "p5",
+    "p95",
+    "p99",
+    "CVaR-5%",
+    "hands",
+)
 
 
 def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
-    return [[
-        f.agent, f"{f.rating:.1f} ({f.mu:.1f}±{f.sigma:.1f})", f"{f.chips:+.3f}",
-        f"{f.chips_ci[0]:+.3f} .. {f.chips_ci[1]:+.3f}", f"{f.win_rate:.1%}",
-        f"{f.win_ci[0]:.1%} .. {f.win_ci[1]:.1%}", f"{f.nagari_rate:.1%}", f"{f.go_rate:.1%}",
-        f"{f.go_success:.1%}", f"{f.score_at_stop:.1f}", f"{f.p5:+.0f}", f"{f.p95:+.0f}", f"{f.p99:+.0f}",
-        f"{f.cvar5:+.1f}", str(f.games),
-    ] for f in figures]
+    return [
+        [
+            f.agent,
+            f"{f.rating:.1f} ({f.mu:.1f}±{f.sigma:.1f})",
+            f"{f.chips:+.3f}",
+            f"{f.chips_ci[0]:+.3f} .. {f.chips_ci[1]:+.3f}",
+            f"{f.win_rate:.1%}",
+            f"{f.win_ci[0]:.1%} .. {f.win_ci[1]:.1%}",
+            f"{f.nagari_rate:.1%}",
+            f"{f.go_rate:.1%}",
+            f"{f.go_success:.1%}",
+            f"{f.score_at_stop:.1f}",
+            f"{f.p5:+.0f}",
+            f"{f.p95:+.0f}",
+            f"{f.p99:+.0f}",
+            f"{f.cvar5:+.1f}",
+            str(f.games),
+        ]
+        for f in figures
+    ]
 
 
 def leaderboard_markdown(results: TournamentResults) -> str:
     """The leaderboard as a markdown table, best chips per hand first."""
     config = results.config
     rows = leaderboard_rows(agent_figures(results))
-    head = (f"{config.deals} duplicate deals, {config.players} players, {config.preset} rules, "
-            f"{len(config.lineups())} seatings per deal, seed {config.seed}\n\n")
+    head = (
+        f"{config.deals} duplicate deals, {config.players} players, {config.preset} rules, "
+        f"{len(config.lineups())} seatings per deal, seed {config.seed}\n\n"
+    )
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return head + "\n".join(lines)
@@ -50,16 +82,24 @@ def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
         writer.writerow(COLUMNS)
         writer.writerows(leaderboard_rows(figures))
     agents = list(results.config.agents)
-    written[2].write_text(json.dumps({
-        "config": {**results.config.__dict__, "agents": agents},
-        "agents": [f.as_dict() for f in figures],
-        "head_to_head": {a: {b: (None if np.isnan(v) else float(v)) for b, v in zip(agents, row)}
-                         for a, row in zip(agents, table)},
-    }, indent=1))
+    written[2].write_text(
+        json.dumps(
+            {
+                "config": {**results.config.__dict__, "agents": agents},
+                "agents": [f.as_dict() for f in figures],
+                "head_to_head": {
+                    a: {b: (None if np.isnan(v) else float(v)) for b, v in zip(agents, row)}
+                    for a, row in zip(agents, table)
+                },
+            },
+            indent=1,
+        )
+    )
     decisions = results.decisions()
     if decisions:
         written.append(save_table(decisions, folder / "decisions.csv"))
-    written += _plots(figures, table, agents, folder)
+    if plots_available():
+        written += _plots(figures, table, agents, folder)
     written += _replays(results, folder)
     return written
 
@@ -74,6 +114,11 @@ def _replays(results: TournamentResults, folder: Path) -> list[Path]:
         Replay(hand["rules"], hand["deck"], hand["actions"], hand["carry"], hand["payments"]).save(path)
         paths.append(path)
     return paths
+
+
+def plots_available() -> bool:
+    """Whether matplotlib, which draws the PNG plots, is installed (the ``plots`` extra)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def _plots(figures: list[AgentFigures], table: np.ndarray, agents: list[str], folder: Path) -> list[Path]:

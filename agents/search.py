@@ -9,6 +9,7 @@ expected-value go/stop rule for any card-play policy, and ``go_margin`` makes it
 when going beats stopping by that many chips. ``seconds`` adds sample rounds until that
 time is spent (at least one round).
 """
+
 from __future__ import annotations
 
 import time
@@ -30,8 +31,15 @@ class SearchAgent:
     encoding = STATE
     name = "search"
 
-    def __init__(self, samples: int = 16, rollout: Policy | None = None, at: str = "all",
-                 seconds: float | None = None, go_margin: float = 0.0, rules: Rules | None = None):
+    def __init__(
+        self,
+        samples: int = 16,
+        rollout: Policy | None = None,
+        at: str = "all",
+        seconds: float | None = None,
+        go_margin: float = 0.0,
+        rules: Rules | None = None,
+    ):
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
         if at not in ("all", "gostop"):

@@ -9,10 +9,12 @@
   to the decision's features (:data:`gostop.agents.decisions.FEATURES`): the data for "where does
   going pay". :func:`advantage_by` averages the advantage of going over groups of a feature.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from itertools import product
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +26,13 @@ from .go_stop_value import Z95, go_stop_values
 from .match import play_hands
 
 
-def threshold_rules(card_player: str = "greedy", k: Iterable[int | None] = (None,),
-                    gos: Iterable[int | None] = (None, 1, 2, 3), stock: Iterable[int | None] = (None, 2, 4, 6, 8),
-                    margin: Iterable[int | None] = (None, 1, 3, 5)) -> list[str]:
+def threshold_rules(
+    card_player: str = "greedy",
+    k: Iterable[int | None] = (None,),
+    gos: Iterable[int | None] = (None, 1, 2, 3),
+    stock: Iterable[int | None] = (None, 2, 4, 6, 8),
+    margin: Iterable[int | None] = (None, 1, 3, 5),
+) -> list[str]:
     """Agent names of every threshold rule in the grid (None leaves a condition out)."""
     names = []
     for values in product(k, gos, stock, margin):
@@ -35,24 +41,41 @@ def threshold_rules(card_player: str = "greedy", k: Iterable[int | None] = (None
     return names
 
 
-def versus(agents: Sequence[str], reference: str, deals: int, seed: int = 0, preset: str = "seed",
-           workers: int = 1, progress: Callable[[Iterable], Iterable] | None = None) -> list[dict[str, Any]]:
+def versus(
+    agents: Sequence[str],
+    reference: str,
+    deals: int,
+    seed: int = 0,
+    preset: str = "seed",
+    workers: int = 1,
+    progress: Callable[[Iterable], Iterable] | None = None,
+) -> list[dict[str, Any]]:
     """Each agent against ``reference`` in 2-player duplicate deals (the same deals for all),
     best chips per hand first."""
     from .metrics import agent_figures
     from .tournament import TournamentConfig, run_tournament
 
     rows = []
-    for name in (progress(agents) if progress else agents):
+    for name in progress(agents) if progress else agents:
         config = TournamentConfig((name, reference), 2, preset, deals, seed, workers=workers)
         figures = {f.agent: f for f in agent_figures(run_tournament(config))}[name]
-        rows.append({"agent": name, "deals": deals, "chips": figures.chips, "chips_ci": figures.chips_ci,
-                     "win_rate": figures.win_rate, "go_rate": figures.go_rate, "go_success": figures.go_success})
+        rows.append(
+            {
+                "agent": name,
+                "deals": deals,
+                "chips": figures.chips,
+                "chips_ci": figures.chips_ci,
+                "win_rate": figures.win_rate,
+                "go_rate": figures.go_rate,
+                "go_success": figures.go_success,
+            }
+        )
     return sorted(rows, key=lambda row: -row["chips"])
 
 
-def value_dataset(rules: Rules, seat_policies: Sequence[Any], hands: int, samples: int, seed: int,
-                  perfect_information: bool = False) -> dict[str, np.ndarray]:
+def value_dataset(
+    rules: Rules, seat_policies: Sequence[Any], hands: int, samples: int, seed: int, perfect_information: bool = False
+) -> dict[str, np.ndarray]:
     """Features and estimated go/stop values of every go/stop decision in ``hands`` hands played
     by ``seat_policies`` (values under the same policies; perfect-information values too
     when asked). Columns: those of :meth:`gostop.agents.decisions.DecisionRecorder.table` (features,
@@ -60,8 +83,9 @@ def value_dataset(rules: Rules, seat_policies: Sequence[Any], hands: int, sample
     (95%), and ``perfect_go``/``perfect_stop``."""
     rng = np.random.default_rng([seed, 3])
     recorder = DecisionRecorder(keep_states=True)
-    batch = play_hands(rules, seat_policies, shuffled_decks(rules, np.random.default_rng([seed, 4]), hands), rng,
-                       before_step=recorder)
+    batch = play_hands(
+        rules, seat_policies, shuffled_decks(rules, np.random.default_rng([seed, 4]), hands), rng, before_step=recorder
+    )
     table = recorder.table(batch)
     if not len(table["game"]):
         raise ValueError(f"no go/stop decision in {hands} hands: play more hands")
@@ -74,8 +98,9 @@ def value_dataset(rules: Rules, seat_policies: Sequence[Any], hands: int, sample
     return table
 
 
-def advantage_by(table: dict[str, np.ndarray], feature: str,
-                 bins: Sequence[float] | None = None) -> list[dict[str, Any]]:
+def advantage_by(
+    table: dict[str, np.ndarray], feature: str, bins: Sequence[float] | None = None
+) -> list[dict[str, Any]]:
     """Mean advantage of going (with a 95% interval over decisions) per value of ``feature``,
     or per bin ``[bins[i], bins[i+1])``; also the share of decisions where going paid."""
     values = np.asarray(table[feature], np.float64)
@@ -85,9 +110,15 @@ def advantage_by(table: dict[str, np.ndarray], feature: str,
         advantage = np.asarray(table["advantage"])[groups == group]
         half = Z95 * advantage.std(ddof=1) / np.sqrt(len(advantage)) if len(advantage) > 1 else float("inf")
         label = _bin_label(bins, int(group)) if bins is not None else _plain(group)
-        rows.append({feature: label, "decisions": len(advantage), "advantage": float(advantage.mean()),
-                     "advantage_ci": (float(advantage.mean() - half), float(advantage.mean() + half)),
-                     "going_pays": float((advantage > 0).mean())})
+        rows.append(
+            {
+                feature: label,
+                "decisions": len(advantage),
+                "advantage": float(advantage.mean()),
+                "advantage_ci": (float(advantage.mean() - half), float(advantage.mean() + half)),
+                "going_pays": float((advantage > 0).mean()),
+            }
+        )
     return rows
 
 

@@ -14,17 +14,19 @@ deals, lineup, shapes, zero-sum payments). A unit logged twice with the same rec
 counts once; twice with different records, or any line that does not belong, is an
 error. One run at a time may use a folder (a lock file; a second run is refused).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from itertools import permutations
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -95,10 +97,14 @@ class TournamentConfig:
         and the fingerprint of each ``model:`` agent's files (read from disk on each call)."""
         from .learned import model_fingerprint
 
-        fields: dict[str, Any] = {k: v for k, v in asdict(self).items()
-                                  if k != "workers" and not (k == "decisions" and not v)}
-        models = {name: model_fingerprint(name.strip().partition(":")[2])
-                  for name in self.agents if name.strip().partition(":")[0] == "model"}
+        fields: dict[str, Any] = {
+            k: v for k, v in asdict(self).items() if k != "workers" and not (k == "decisions" and not v)
+        }
+        models = {
+            name: model_fingerprint(name.strip().partition(":")[2])
+            for name in self.agents
+            if name.strip().partition(":")[0] == "model"
+        }
         if models:
             fields["models"] = models
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
@@ -117,12 +123,17 @@ def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, An
     policies = [make_agent(config.agents[a], rules) for a in seats]
     history: list[np.ndarray] = []
     recorder = DecisionRecorder() if config.decisions else None
-    batch = play_hands(rules, policies, decks, np.random.default_rng([config.seed, chunk, lineup, 1]), history,
-                       before_step=recorder)
+    batch = play_hands(
+        rules, policies, decks, np.random.default_rng([config.seed, chunk, lineup, 1]), history, before_step=recorder
+    )
     records = {
-        "deal": list(range(first, first + count)), "lineup": [lineup] * count,
-        "payments": batch.payments.tolist(), "result": batch.result.tolist(), "winner": batch.winner.tolist(),
-        "gos": batch.gos.tolist(), "scores": batch.scores.tolist(),
+        "deal": list(range(first, first + count)),
+        "lineup": [lineup] * count,
+        "payments": batch.payments.tolist(),
+        "result": batch.result.tolist(),
+        "winner": batch.winner.tolist(),
+        "gos": batch.gos.tolist(),
+        "scores": batch.scores.tolist(),
     }
     unit = {"chunk": chunk, "lineup": lineup, "records": records}
     if recorder is not None:
@@ -132,21 +143,30 @@ def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, An
     return unit
 
 
-def _decision_rows(table: dict[str, np.ndarray], config: TournamentConfig, first: int,
-                   seats: tuple[int, ...]) -> dict[str, list]:
+def _decision_rows(
+    table: dict[str, np.ndarray], config: TournamentConfig, first: int, seats: tuple[int, ...]
+) -> dict[str, list]:
     """Decision columns with the deal number and the deciding agent's name in place of the game index."""
-    rows = {"deal": (table.pop("game") + first).tolist(),
-            "agent": [config.agents[seats[s]] for s in table["seat"]]}
+    rows = {"deal": (table.pop("game") + first).tolist(), "agent": [config.agents[seats[s]] for s in table["seat"]]}
     return rows | {name: column.tolist() for name, column in table.items()}
 
 
-def _largest_hands(config: TournamentConfig, decks: np.ndarray, payments: np.ndarray,
-                   history: np.ndarray, first: int) -> list[dict[str, Any]]:
+def _largest_hands(
+    config: TournamentConfig, decks: np.ndarray, payments: np.ndarray, history: np.ndarray, first: int
+) -> list[dict[str, Any]]:
     biggest = np.argsort(-np.abs(payments).max(axis=1), kind="stable")[: config.keep_replays]
     rules = config.rules.to_dict()
-    return [{"deal": first + int(g), "rules": rules, "deck": decks[g].tolist(),
-             "actions": [int(a) for a in history[:, g] if a >= 0], "carry": 0,
-             "payments": payments[g].tolist()} for g in biggest]
+    return [
+        {
+            "deal": first + int(g),
+            "rules": rules,
+            "deck": decks[g].tolist(),
+            "actions": [int(a) for a in history[:, g] if a >= 0],
+            "carry": 0,
+            "payments": payments[g].tolist(),
+        }
+        for g in biggest
+    ]
 
 
 @dataclass
@@ -163,8 +183,9 @@ class TournamentResults:
 
     def decisions(self) -> dict[str, list]:
         """Every recorded go/stop decision (tournaments with ``decisions=True``), by unit order."""
-        ordered = [u["decisions"] for u in sorted(self.units, key=lambda u: (u["chunk"], u["lineup"]))
-                   if "decisions" in u]
+        ordered = [
+            u["decisions"] for u in sorted(self.units, key=lambda u: (u["chunk"], u["lineup"])) if "decisions" in u
+        ]
         return {name: [v for part in ordered for v in part[name]] for name in (ordered[0] if ordered else {})}
 
     def replays(self) -> list[dict[str, Any]]:
@@ -172,8 +193,12 @@ class TournamentResults:
         return sorted(hands, key=lambda r: (-max(abs(p) for p in r["payments"]), r["deal"]))
 
 
-def run_tournament(config: TournamentConfig, output: str | Path | None = None,
-                   progress: Callable[[Iterable], Iterable] | None = None, backend: str = "local") -> TournamentResults:
+def run_tournament(
+    config: TournamentConfig,
+    output: str | Path | None = None,
+    progress: Callable[[Iterable], Iterable] | None = None,
+    backend: str = "local",
+) -> TournamentResults:
     """Play every unit not yet done (resuming from ``output/units.jsonl``), in parallel when
     ``config.workers > 1``; return the results. ``progress`` wraps the stream of finished units
     (e.g. ``tqdm``). ``backend="ray"`` runs the units as Ray tasks (``pip install ".[ray]"``;
@@ -190,14 +215,20 @@ def run_tournament(config: TournamentConfig, output: str | Path | None = None,
         return _run(config, TournamentResults(config, _load_done(log, config, key)), log, key, progress, backend)
 
 
-def _run(config: TournamentConfig, results: TournamentResults, log: Path | None, key: str,
-         progress: Callable[[Iterable], Iterable] | None, backend: str) -> TournamentResults:
+def _run(
+    config: TournamentConfig,
+    results: TournamentResults,
+    log: Path | None,
+    key: str,
+    progress: Callable[[Iterable], Iterable] | None,
+    backend: str,
+) -> TournamentResults:
     done = {(u["chunk"], u["lineup"]) for u in results.units}
     todo = [unit for unit in config.units() if unit not in done]
     if backend == "ray":
         _require_ray()
     stream = _play_on_ray(config, todo) if backend == "ray" else _play_all(config, todo)
-    for unit in (progress(stream, total=len(todo)) if progress else stream):
+    for unit in progress(stream, total=len(todo)) if progress else stream:
         results.units.append(unit)
         if log is not None:
             with log.open("a") as f:
@@ -218,8 +249,9 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise TournamentLogError(f"{folder} is in use by another tournament run; wait for it to finish "
-                                     "or choose another folder (--out)") from None
+            raise TournamentLogError(
+                f"{folder} is in use by another tournament run; wait for it to finish or choose another folder (--out)"
+            ) from None
         try:
             yield
         finally:
@@ -269,14 +301,18 @@ def _load_done(log: Path, config: TournamentConfig, key: str) -> list[dict[str, 
     for number, line in enumerate(lines[:-1], start=1):
         unit = _parse_unit(line, f"{log}, line {number}")
         if unit.pop("key", None) != key:
-            raise TournamentLogError(f"{log}, line {number}: results of another tournament configuration (or of "
-                                     "models whose files have changed since); use another folder")
+            raise TournamentLogError(
+                f"{log}, line {number}: results of another tournament configuration (or of "
+                "models whose files have changed since); use another folder"
+            )
         _check_unit(unit, config, f"{log}, line {number}")
         place = (unit["chunk"], unit["lineup"])
         if place in units and units[place] != unit:
-            raise TournamentLogError(f"{log}, line {number}: unit (chunk {place[0]}, lineup {place[1]}) is logged "
-                                     "twice with different results; the folder was written by two runs at once "
-                                     "or edited: start again in a new folder")
+            raise TournamentLogError(
+                f"{log}, line {number}: unit (chunk {place[0]}, lineup {place[1]}) is logged "
+                "twice with different results; the folder was written by two runs at once "
+                "or edited: start again in a new folder"
+            )
         units[place] = unit
     return list(units.values())
 
@@ -299,8 +335,11 @@ def _parse_unit(line: str, where: str) -> dict[str, Any]:
 
 def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> None:
     """Raise :class:`TournamentLogError` unless ``unit`` is a complete unit of ``config``."""
-    allowed = {"chunk", "lineup", "records"} | ({"decisions"} if config.decisions else set()) | (
-        {"replays"} if config.keep_replays else set())
+    allowed = (
+        {"chunk", "lineup", "records"}
+        | ({"decisions"} if config.decisions else set())
+        | ({"replays"} if config.keep_replays else set())
+    )
     if not set(unit) <= allowed:
         raise TournamentLogError(f"{where}: unexpected entries {sorted(set(unit) - allowed)} in a unit")
     chunk, lineup = unit.get("chunk"), unit.get("lineup")
@@ -315,15 +354,27 @@ def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> N
         arrays = {name: np.asarray(records[name]) for name in RECORD_FIELDS}
     except ValueError:
         raise TournamentLogError(f"{where}: ragged records") from None
-    shapes = {"deal": (len(deals),), "lineup": (len(deals),), "payments": (len(deals), players),
-              "result": (len(deals),), "winner": (len(deals),), "gos": (len(deals), players),
-              "scores": (len(deals), players)}
+    shapes = {
+        "deal": (len(deals),),
+        "lineup": (len(deals),),
+        "payments": (len(deals), players),
+        "result": (len(deals),),
+        "winner": (len(deals),),
+        "gos": (len(deals), players),
+        "scores": (len(deals), players),
+    }
     for name, shape in shapes.items():
         if arrays[name].shape != shape or arrays[name].dtype.kind not in "iu":
             raise TournamentLogError(f"{where}: records[{name!r}] must be integers of shape {shape}")
     results = [int(r) for r in Result if r != Result.ONGOING]
-    if ((arrays["deal"] != np.arange(deals.start, deals.stop)).any() or (arrays["lineup"] != lineup).any()
-            or arrays["payments"].sum(axis=1).any() or (~np.isin(arrays["result"], results)).any()
-            or ((arrays["winner"] < -1) | (arrays["winner"] >= players)).any()):
-        raise TournamentLogError(f"{where}: records that this unit cannot have produced (deal numbers, lineup, "
-                                 "payments that do not add up to zero, results or winners out of range)")
+    if (
+        (arrays["deal"] != np.arange(deals.start, deals.stop)).any()
+        or (arrays["lineup"] != lineup).any()
+        or arrays["payments"].sum(axis=1).any()
+        or (~np.isin(arrays["result"], results)).any()
+        or ((arrays["winner"] < -1) | (arrays["winner"] >= players)).any()
+    ):
+        raise TournamentLogError(
+            f"{where}: records that this unit cannot have produced (deal numbers, lineup, "
+            "payments that do not add up to zero, results or winners out of range)"
+        )

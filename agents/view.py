@@ -3,6 +3,7 @@
 Agents see only what the observation holds (public information and their own hand), so
 they can never read hidden cards.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ class View:
     phase: np.ndarray  # (n,) Phase codes
 
     @classmethod
-    def of(cls, observations: np.ndarray) -> "View":
+    def of(cls, observations: np.ndarray) -> View:
         obs = np.asarray(observations, np.float32)
         counter = lambda name: np.rint(obs[:, _SLICES[name]] * SCALE[name]).astype(np.int64)  # noqa: E731
         return cls(

@@ -8,17 +8,18 @@ nearly every rule branch runs at every step on a few games, so the calls column 
 much of the time. Timing adds about a microsecond per call; compare rows, not runs.
 Usage: ``python benchmarks/core_profile.py [--batch 4096] [--players 2] [--steps 500]``.
 """
+
 from __future__ import annotations
 
 import argparse
 import functools
 import time
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-
 from core_throughput import _DeckPool
+
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 
 SPENT: Counter = Counter()
@@ -27,6 +28,7 @@ CALLS: Counter = Counter()
 
 def timed(name: str, method: Callable) -> Callable:
     """``method`` adding its CPU time and one call to ``name``'s row."""
+
     @functools.wraps(method)
     def run(*args, **kwargs):
         start = time.process_time()
@@ -35,6 +37,7 @@ def timed(name: str, method: Callable) -> Callable:
         finally:
             SPENT[name] += time.process_time() - start
             CALLS[name] += 1
+
     return run
 
 
@@ -70,8 +73,10 @@ def main() -> None:
     args = parser.parse_args()
     instrument()
     total = play(Rules(players=args.players), args.batch, args.steps)
-    print(f"batch {args.batch}, {args.players} players, {args.steps} steps: "
-          f"{total / args.steps * 1e6:,.0f} us of CPU per step, timing included\n")
+    print(
+        f"batch {args.batch}, {args.players} players, {args.steps} steps: "
+        f"{total / args.steps * 1e6:,.0f} us of CPU per step, timing included\n"
+    )
     print("| method (inclusive) | us/step | calls/step |\n|---|---|---|")
     for name, spent in SPENT.most_common():
         print(f"| {name} | {spent / args.steps * 1e6:,.0f} | {CALLS[name] / args.steps:.2f} |")

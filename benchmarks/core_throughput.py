@@ -12,6 +12,7 @@ Each row is run ``--repeats`` times: the table gives the median and the range, s
 shared machine's speed varies from run to run.
 Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,7 +66,7 @@ class _DeckPool:
         if self.next + count > len(self.decks):
             self.decks, self.next = shuffled_decks(self.rules, self.rng, max(self.size, count)), 0
         self.next += count
-        return self.decks[self.next - count:self.next]
+        return self.decks[self.next - count : self.next]
 
 
 def run_reference(rules: Rules, seconds: float, seed: int = 0) -> tuple[float, float]:
@@ -112,17 +113,21 @@ def main() -> None:
     for players in (2, 3):
         rules = Rules(players=players)
         for batch_size in (int(b) for b in args.batches.split(",")):
-            hands, decisions, spread = repeated(lambda: run_core(rules, batch_size, args.seconds), args.repeats)
+            hands, decisions, spread = repeated(
+                lambda r=rules, b=batch_size: run_core(r, b, args.seconds), args.repeats
+            )
             peak = peak_mib(run_core, rules, batch_size, 0.0)
-            print(f"| core | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |",
-                  flush=True)
-        hands, decisions, spread = repeated(lambda: run_reference(rules, args.seconds), args.repeats)
+            print(
+                f"| core | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |",
+                flush=True,
+            )
+        hands, decisions, spread = repeated(lambda r=rules: run_reference(r, args.seconds), args.repeats)
         peak = peak_mib(run_reference, rules, 0.0)
         print(f"| reference | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |", flush=True)
     print("\n| core, 2 players | batch per process | games in flight | decisions/s, both processes | range |")
     print("|---|---|---|---|---|")
     for batch_size in (2048, 4096):
-        _, rate, spread = repeated(lambda: (0.0, two_processes(batch_size, args.seconds)), args.repeats)
+        _, rate, spread = repeated(lambda b=batch_size: (0.0, two_processes(b, args.seconds)), args.repeats)
         print(f"| 2 processes | {batch_size} | {2 * batch_size} | {rate:,.0f} | {spread} |", flush=True)
 
 

@@ -9,6 +9,7 @@
 
 Usage: ``python benchmarks/env_throughput.py [--seconds 5]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,7 +19,6 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-
 import pettingzoo  # noqa: E402
 
 import gostop_env  # noqa: E402, F401 (registers gostop_v0)
@@ -30,7 +30,7 @@ def aec_decisions_per_second(make, seconds: float) -> float:
     decisions, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         env.reset(seed=int(rng.integers(2**31)))
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             observation, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 env.step(None)
@@ -82,7 +82,8 @@ def main() -> None:
     for num_envs in (256, 1024):
         rate = vec_steps_per_second(num_envs, args.seconds)
         print(f"| GoStopVecEnv, random opponents | B = {num_envs} | {rate:,.0f} | learner steps/s |", flush=True)
-    print(f"| MaskablePPO on GoStopVecEnv | B = 256, 1 torch thread | {ppo_steps_per_second(args.seconds):,.0f} | env steps/s |")
+    ppo = ppo_steps_per_second(args.seconds)
+    print(f"| MaskablePPO on GoStopVecEnv | B = 256, 1 torch thread | {ppo:,.0f} | env steps/s |")
 
 
 if __name__ == "__main__":

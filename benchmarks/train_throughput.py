@@ -7,6 +7,7 @@ thread, and reports env steps/s of the whole loop. It also times behaviour cloni
 
 Usage: ``python benchmarks/train_throughput.py [--timesteps 65536]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,11 +35,23 @@ CASES = [  # (label, net_arch, envs, opponent)
 
 def ppo_steps_per_second(net_arch: str, envs: int, opponent: str, timesteps: int) -> float:
     with tempfile.TemporaryDirectory() as folder:
-        config = TrainConfig.load("smoke", [f'out="{folder}/run"', f"ppo.net_arch={net_arch}", f"ppo.envs={envs}",
-                                            "ppo.n_steps=64", "ppo.batch_size=2048", "ppo.epochs=4",
-                                            f"ppo.timesteps={timesteps}", f"opponents.pool={{{opponent}=1.0}}",
-                                            "opponents.snapshot_every=0", "eval.every=0", "eval.deals=2",
-                                            f"checkpoint_every={10 * timesteps}"])
+        config = TrainConfig.load(
+            "smoke",
+            [
+                f'out="{folder}/run"',
+                f"ppo.net_arch={net_arch}",
+                f"ppo.envs={envs}",
+                "ppo.n_steps=64",
+                "ppo.batch_size=2048",
+                "ppo.epochs=4",
+                f"ppo.timesteps={timesteps}",
+                f"opponents.pool={{{opponent}=1.0}}",
+                "opponents.snapshot_every=0",
+                "eval.every=0",
+                "eval.deals=2",
+                f"checkpoint_every={10 * timesteps}",
+            ],
+        )
         config = TrainConfig.from_dict({**config.to_dict(), "bc": None})
         start = time.perf_counter()
         train(config, progress=False, log=lambda _: None)
@@ -68,8 +81,10 @@ def main() -> None:
         rate = ppo_steps_per_second(net_arch, envs, opponent, args.timesteps)
         print(f"| MaskablePPO (n_steps 64, 4 epochs) | {label} | {net_arch} | {envs} | {rate:,.0f} |", flush=True)
     recorded, fitted = cloning_rates(args.hands)
-    print(f"\n| behaviour cloning | rate |\n|---|---|\n| greedy demonstrations recorded | {recorded:,.0f} decisions/s |"
-          f"\n| fitting [256, 256], batch 512 | {fitted:,.0f} decisions/s per epoch |")
+    print(
+        f"\n| behaviour cloning | rate |\n|---|---|\n| greedy demonstrations recorded | {recorded:,.0f} decisions/s |"
+        f"\n| fitting [256, 256], batch 512 | {fitted:,.0f} decisions/s per epoch |"
+    )
     print(f"\n(numpy {np.__version__}, one torch thread)")
 
 

@@ -9,9 +9,9 @@ observation encodings and :mod:`gostop_env.vec_env` the batched SB3 vector env.
 Importing the package (or :mod:`gostop_env.core`) loads neither Gymnasium nor PettingZoo:
 the environments are registered with each when it is imported (:mod:`.registration`).
 """
+
 from importlib import import_module
 
-from .registration import register_environments
 from .core import (
     NUM_ACTIONS,
     Event,
@@ -25,10 +25,20 @@ from .core import (
     card_name,
     random_legal_actions,
 )
+from .registration import register_environments
 
 __all__ = [
-    "NUM_ACTIONS", "Event", "GameBatch", "IllegalActionError", "Phase", "ReferenceGame", "Result",
-    "Rules", "action_name", "card_name", "random_legal_actions",
+    "NUM_ACTIONS",
+    "Event",
+    "GameBatch",
+    "IllegalActionError",
+    "Phase",
+    "ReferenceGame",
+    "Result",
+    "Rules",
+    "action_name",
+    "card_name",
+    "random_legal_actions",
 ]
 __version__ = "0.1.0"
 

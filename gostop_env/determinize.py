@@ -7,6 +7,7 @@ and its shaken cards, the stock keeps its size. Only the viewer's information en
 sampling (which cards are unseen, and the public counts), so a sample never depends on
 where the hidden cards really are. Search agents and go/stop analysis build on it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,8 +26,7 @@ def unseen_cards(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     return np.uint64((1 << batch.rules.deck_size) - 1) & ~seen
 
 
-def determinize(batch: GameBatch, viewers: np.ndarray | list[int], samples: int,
-                rng: np.random.Generator) -> GameBatch:
+def determinize(batch: GameBatch, viewers: np.ndarray | list[int], samples: int, rng: np.random.Generator) -> GameBatch:
     """``len(batch) * samples`` games: game ``i * samples + k`` is game i with the cards
     unseen by ``viewers[i]`` dealt anew (see the module docstring)."""
     viewers = np.asarray(viewers, np.int64).reshape(-1)

@@ -15,6 +15,7 @@ encoding serves 2 and 3 players.
   and the stock order. It leaks hidden information by design: for research and
   perfect-information baselines only, never the default.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,16 +63,27 @@ COUNTERS = (
     *(Section(name, 3, f"{name.replace('_', ' ')} of viewer, opponent 1, opponent 2 (scaled)") for name in PER_SEAT),
     Section("ppuk_stacks", 12 * 3, "per month: one-hot owner (viewer, opponent 1, opponent 2) of its ppuk stack"),
 )
-SCALE = dict(hand_size=10, score=10, gos=5, go_score=10, shakes=3, bombs=3, pass_tokens=4,
-             stock_size=SCALE_STOCK, nagari_carry=SCALE_CARRY, target=SCALE_TARGET)
+SCALE = dict(
+    hand_size=10,
+    score=10,
+    gos=5,
+    go_score=10,
+    shakes=3,
+    bombs=3,
+    pass_tokens=4,
+    stock_size=SCALE_STOCK,
+    nagari_carry=SCALE_CARRY,
+    target=SCALE_TARGET,
+)
 """Each counter is encoded as its value / SCALE[name] (the stock's order too: stock_size)."""
 CARRY_CAP = 40
 """The encoded carry is min(carry, CARRY_CAP) / 4 (the rules bound it lower, at MAX_CARRY)."""
 ORACLE_EXTRA = (
     Section("opponent1_hand", CARDS, "HIDDEN: 1 if in the next seat's hand"),
     Section("opponent2_hand", CARDS, "HIDDEN: 1 if in the hand of the seat after that"),
-    Section("stock_order", CARDS,
-            f"HIDDEN: ({SCALE_STOCK} - position in the stock) / {SCALE_STOCK} for stock cards, else 0"),
+    Section(
+        "stock_order", CARDS, f"HIDDEN: ({SCALE_STOCK} - position in the stock) / {SCALE_STOCK} for stock cards, else 0"
+    ),
 )
 CARD_FEATURES = (
     Section("location", len(CARD_LOCATIONS), "one-hot location, as the vector encoding's card sections"),
@@ -108,8 +120,10 @@ def encoding_table(name: str) -> str:
         rows.append(f"| `{s.name}` | {offset} | {s.size} | {s.description} |")
         offset += s.size
     if name == "tokens":
-        rows.append(f"| rows 50..{CARDS + CONTEXT_ROWS - 1} | 0 | {COUNTERS_SIZE} | "
-                    "the public counters of `vector` (from `seat_to_move` on), row after row |")
+        rows.append(
+            f"| rows 50..{CARDS + CONTEXT_ROWS - 1} | 0 | {COUNTERS_SIZE} | "
+            "the public counters of `vector` (from `seat_to_move` on), row after row |"
+        )
     return "\n".join(rows)
 
 
@@ -154,9 +168,13 @@ def _card_locations(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     """``(B, 9, 50)``: the card-location sections, in the order of ``CARD_LOCATIONS``."""
     shown = batch.revealed & batch.hands
     boards = [
-        _seat_boards(batch, batch.hands, viewers, 0), batch.layout, batch.taken,
-        _seat_boards(batch, batch.piles, viewers, 0), _seat_boards(batch, batch.piles, viewers, 1),
-        _seat_boards(batch, batch.piles, viewers, 2), _seat_boards(batch, shown, viewers, 1),
+        _seat_boards(batch, batch.hands, viewers, 0),
+        batch.layout,
+        batch.taken,
+        _seat_boards(batch, batch.piles, viewers, 0),
+        _seat_boards(batch, batch.piles, viewers, 1),
+        _seat_boards(batch, batch.piles, viewers, 2),
+        _seat_boards(batch, shown, viewers, 1),
         _seat_boards(batch, shown, viewers, 2),
     ]
     seen = np.bitwise_or.reduce(np.stack(boards, axis=1), axis=1)
@@ -190,17 +208,24 @@ def _counters(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     stock = (batch.stock_len - batch.stock_pos)[:, None] / SCALE_STOCK
     carry = np.minimum(batch.carry[:, None], CARRY_CAP) / SCALE_CARRY
     target = np.full((n, 1), batch.rules.target_score / SCALE_TARGET)
-    per_seat = dict(hand_size=np.bitwise_count(batch.hands), score=batch.scores, gos=batch.gos,
-                    go_score=batch.go_scores, shakes=batch.shakes, bombs=batch.bombs,
-                    pass_tokens=batch.pass_tokens)
+    per_seat = dict(
+        hand_size=np.bitwise_count(batch.hands),
+        score=batch.scores,
+        gos=batch.gos,
+        go_score=batch.go_scores,
+        shakes=batch.shakes,
+        bombs=batch.bombs,
+        pass_tokens=batch.pass_tokens,
+    )
     seats = [_relative(per_seat[k], viewers, players) / SCALE[k] for k in PER_SEAT]
     owner = batch.stack_owner.astype(np.int64)
     stacks = np.zeros((n, 12, 3), np.float32)
     has = owner >= 0
     game, month = np.nonzero(has)
     stacks[game, month, (owner[has] - viewers[game]) % players] = 1
-    return np.concatenate([to_move, seat, phase, stock, carry, target, *seats, stacks.reshape(n, -1)],
-                          axis=1).astype(np.float32)
+    return np.concatenate([to_move, seat, phase, stock, carry, target, *seats, stacks.reshape(n, -1)], axis=1).astype(
+        np.float32
+    )
 
 
 def _oracle_extra(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
@@ -222,7 +247,9 @@ _STATIC = np.concatenate([_KIND_ONE_HOT, _MONTH_ONE_HOT, C.JUNK_VALUE[:, None] /
 def _tokens(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
     n = len(batch)
     location = np.swapaxes(_card_locations(batch, viewers), 1, 2)  # (B, 50, 9)
-    cards = np.concatenate([location, _choice(batch)[:, :, None], np.broadcast_to(_STATIC, (n, CARDS, _STATIC.shape[1]))], axis=2)
+    cards = np.concatenate(
+        [location, _choice(batch)[:, :, None], np.broadcast_to(_STATIC, (n, CARDS, _STATIC.shape[1]))], axis=2
+    )
     context = np.zeros((n, CONTEXT_ROWS * TOKEN_WIDTH), np.float32)
     context[:, :COUNTERS_SIZE] = _counters(batch, viewers)
     return np.concatenate([cards, context.reshape(n, CONTEXT_ROWS, TOKEN_WIDTH)], axis=1)
@@ -241,7 +268,7 @@ def decode_boards(observations: np.ndarray, name: str = "vector") -> dict[str, n
     """The card sections of flat observations as ``(n,)`` uint64 bitboards, keyed by
     section name (``own_hand``, ``layout``, ``own_pile``, ...), for rule-based agents."""
     observations = np.asarray(observations)
-    weights = (np.uint64(1) << np.arange(CARDS, dtype=np.uint64))
+    weights = np.uint64(1) << np.arange(CARDS, dtype=np.uint64)
     boards = {}
     for section, where in section_slices(name).items():
         if where.stop - where.start == CARDS and not section.startswith("stock"):
@@ -269,8 +296,9 @@ def encode_game(game, viewer: int, name: str = "vector", scores: list[int] | Non
     if name not in ENCODINGS:
         raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
     boards, counters = _game_boards(game, viewer), _game_counters(game, viewer, scores)
-    flags = np.unpackbits(np.array(boards, "<u8").view(np.uint8).reshape(len(boards), 8), axis=1,
-                          bitorder="little")[:, :CARDS].astype(np.float32)
+    flags = np.unpackbits(np.array(boards, "<u8").view(np.uint8).reshape(len(boards), 8), axis=1, bitorder="little")[
+        :, :CARDS
+    ].astype(np.float32)
     if name == "tokens":
         location = flags[: len(CARD_LOCATIONS)].T
         cards = np.concatenate([location, flags[len(CARD_LOCATIONS)][:, None], _STATIC], axis=1)
@@ -279,7 +307,7 @@ def encode_game(game, viewer: int, name: str = "vector", scores: list[int] | Non
         return np.concatenate([cards, context.reshape(CONTEXT_ROWS, TOKEN_WIDTH)])
     parts = [flags[: len(CARD_LOCATIONS) + 1].reshape(-1), np.asarray(counters, np.float32)]
     if name == "oracle":
-        parts += [flags[len(CARD_LOCATIONS) + 1:].reshape(-1), _stock_order(game)]
+        parts += [flags[len(CARD_LOCATIONS) + 1 :].reshape(-1), _stock_order(game)]
     return np.concatenate(parts)
 
 
@@ -317,8 +345,15 @@ def _game_counters(game, viewer: int, scores: list[int] | None) -> list[float]:
     values[at["stock_size"]] = len(game.stock) / SCALE_STOCK
     values[at["nagari_carry"]] = min(game.carry, CARRY_CAP) / SCALE_CARRY
     values[at["target"]] = rules.target_score / SCALE_TARGET
-    per_seat = dict(hand_size=[len(h) for h in game.hands], score=scores, gos=game.gos, go_score=game.go_scores,
-                    shakes=game.shakes, bombs=game.bombs, pass_tokens=game.pass_tokens)
+    per_seat = dict(
+        hand_size=[len(h) for h in game.hands],
+        score=scores,
+        gos=game.gos,
+        go_score=game.go_scores,
+        shakes=game.shakes,
+        bombs=game.bombs,
+        pass_tokens=game.pass_tokens,
+    )
     for name in PER_SEAT:
         for k, s in enumerate(order):
             values[at[name] + k] = per_seat[name][s] / SCALE[name]

@@ -17,9 +17,11 @@ A hand that ends before the learner's first decision (a chongtong deal, or an op
 stopping first) has no decision to learn from: ``reset`` deals again and lists the skipped
 hands' payments for the learner in ``info["skipped_hands"]``.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -37,11 +39,20 @@ class GoStopEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
-    def __init__(self, players: int = 2, preset: str = "seed", rules: dict[str, Any] | None = None,
-                 encoding: str = "vector", learner_seat: int | str = "random",
-                 opponents: Policy | Sequence[Policy] | None = None, nagari_carry: bool = True,
-                 reward_scale: float = 1.0, illegal_action: str = "penalize", illegal_reward: float = -10.0,
-                 render_mode: str | None = None):
+    def __init__(
+        self,
+        players: int = 2,
+        preset: str = "seed",
+        rules: dict[str, Any] | None = None,
+        encoding: str = "vector",
+        learner_seat: int | str = "random",
+        opponents: Policy | Sequence[Policy] | None = None,
+        nagari_carry: bool = True,
+        reward_scale: float = 1.0,
+        illegal_action: str = "penalize",
+        illegal_reward: float = -10.0,
+        render_mode: str | None = None,
+    ):
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
         if learner_seat != "random" and learner_seat not in range(players):
             raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
@@ -66,9 +77,12 @@ class GoStopEnv(gymnasium.Env):
             self._rng, self._carry = np.random.default_rng(seed), 0
         skipped = []
         while True:
-            self.seat = int(self._rng.integers(self.rules.players)) if self.learner_seat == "random" else self.learner_seat
-            self.batch = GameBatch(self.rules, shuffled_decks(self.rules, self._rng, 1),
-                                   carry=self._carry if self.nagari_carry else 0)
+            self.seat = (
+                int(self._rng.integers(self.rules.players)) if self.learner_seat == "random" else self.learner_seat
+            )
+            self.batch = GameBatch(
+                self.rules, shuffled_decks(self.rules, self._rng, 1), carry=self._carry if self.nagari_carry else 0
+            )
             self._play_opponents()
             if not self.batch.done[0]:
                 self._hand_over = False

@@ -1,7 +1,8 @@
 """Play a hand in the terminal against agents (``gostop play``)."""
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -16,8 +17,14 @@ class LeftGame(Exception):
     """The player's input ended before the hand did."""
 
 
-def play_in_terminal(rules: Rules, opponents: Sequence[Policy], seed: int | None = None, seat: int = 0,
-                     read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> Replay:
+def play_in_terminal(
+    rules: Rules,
+    opponents: Sequence[Policy],
+    seed: int | None = None,
+    seat: int = 0,
+    read: Callable[[str], str] = input,
+    write: Callable[[str], None] = print,
+) -> Replay:
     """Play one hand as ``seat`` against ``opponents`` (one per other seat, in turn order
     after you); only legal moves are offered; returns the hand's replay."""
     if len(opponents) != rules.players - 1:
@@ -38,7 +45,9 @@ def play_in_terminal(rules: Rules, opponents: Sequence[Policy], seed: int | None
         else:
             policy = opponents[(mover - seat) % rules.players - 1]
             masks = batch.legal_action_mask()
-            action = int(check_actions(policy(observe(policy, batch, np.array([0]), np.array([mover])), masks, rng), masks)[0])
+            action = int(
+                check_actions(policy(observe(policy, batch, np.array([0]), np.array([mover])), masks, rng), masks)[0]
+            )
             write(f"seat {mover}: {action_name(action)}")
         for line in describe(batch.step([action]).game(0), rules.players):
             write("  " + line)
@@ -78,4 +87,6 @@ def _summary(batch: GameBatch, seat: int, write: Callable[[str], None]) -> None:
     write(render_table(batch, 0, viewer=seat))
     result = Result(int(batch.result[0])).name.lower()
     payments = batch.payments[0].tolist()
-    write(f"Hand over ({result}). Scores {batch.scores[0].tolist()}, payments {payments}: you {payments[seat]:+d} chips.")
+    write(
+        f"Hand over ({result}). Scores {batch.scores[0].tolist()}, payments {payments}: you {payments[seat]:+d} chips."
+    )

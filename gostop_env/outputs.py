@@ -5,6 +5,7 @@ file for appending, create a scratch file in the folder) rather than trusting pe
 bits, and raise ValueError with the reason: a folder where a file is expected, a missing
 parent folder, a read-only or special file system (``/proc``), no permission.
 """
+
 from __future__ import annotations
 
 import os

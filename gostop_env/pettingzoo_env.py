@@ -24,6 +24,7 @@ TypeError in either mode, never rounded.
 A deal that is a chongtong ends before anyone decides; ``reset`` then deals again and
 lists the chongtong hands it dealt (their payments) in every agent's ``info["chongtong"]``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,9 +53,18 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     metadata = {"name": "gostop_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
-    def __init__(self, players: int = 2, preset: str = "seed", rules: dict[str, Any] | None = None,
-                 encoding: str = "vector", nagari_carry: bool = True, illegal_action: str = "raise",
-                 illegal_reward: float = -10.0, reward_scale: float = 1.0, render_mode: str | None = None):
+    def __init__(
+        self,
+        players: int = 2,
+        preset: str = "seed",
+        rules: dict[str, Any] | None = None,
+        encoding: str = "vector",
+        nagari_carry: bool = True,
+        illegal_action: str = "raise",
+        illegal_reward: float = -10.0,
+        reward_scale: float = 1.0,
+        render_mode: str | None = None,
+    ):
         super().__init__()
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
         encoding_shape(encoding)  # raises on an unknown encoding
@@ -67,10 +77,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.reward_scale, self.render_mode = float(reward_scale), render_mode
         self.possible_agents = [f"player_{i}" for i in range(players)]
         self.agents = list(self.possible_agents)
-        self._observation_space = gymnasium.spaces.Dict({
-            "observation": gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32),
-            "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-        })
+        self._observation_space = gymnasium.spaces.Dict(
+            {
+                "observation": gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32),
+                "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
         self._action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._rng = np.random.default_rng()
         self._carry = 0
@@ -143,8 +155,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def _illegal(self, agent: str, action: Any) -> None:
         if self.illegal_action == "raise":
-            raise IllegalActionError(-1 if action is None else int(action), Phase(self.game.phase),
-                                     self.game.legal_actions())
+            raise IllegalActionError(
+                -1 if action is None else int(action), Phase(self.game.phase), self.game.legal_actions()
+            )
         self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
         self.terminations = {a: True for a in self.agents}
         for a in self.agents:

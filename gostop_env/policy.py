@@ -10,10 +10,12 @@ and the seat they play) and must read it only through what that seat may know, e
 :func:`gostop_env.determinize.determinize`; tests check that hidden cards never change
 their choices. Runners build observations for any policy with :func:`observe`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -35,7 +37,7 @@ class GameView:
         return len(self.batch)
 
 
-def observe(policy: "Policy", batch: GameBatch, games: np.ndarray, seats: np.ndarray) -> np.ndarray | GameView:
+def observe(policy: Policy, batch: GameBatch, games: np.ndarray, seats: np.ndarray) -> np.ndarray | GameView:
     """The observations ``policy`` wants of ``games`` of ``batch``, seen by ``seats``."""
     sub = batch.select(games)
     if policy.encoding == STATE:
@@ -49,9 +51,9 @@ class Policy(Protocol):
 
     encoding: str
 
-    def __call__(self, observations: np.ndarray | GameView, masks: np.ndarray,
-                 rng: np.random.Generator) -> np.ndarray:
-        ...
+    def __call__(
+        self, observations: np.ndarray | GameView, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray: ...
 
 
 class RandomPolicy:
@@ -77,8 +79,9 @@ def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -
     legal = inside & masks[np.arange(len(masks)), np.where(inside, actions, 0)]
     if not legal.all():
         row = int(np.flatnonzero(~legal)[0])
-        raise ValueError(f"{who} chose illegal action {int(actions[row])} in row {row}; "
-                         f"legal: {np.flatnonzero(masks[row]).tolist()}")
+        raise ValueError(
+            f"{who} chose illegal action {int(actions[row])} in row {row}; legal: {np.flatnonzero(masks[row]).tolist()}"
+        )
     return actions
 
 
@@ -87,8 +90,9 @@ def opponent_policies(opponents: Policy | Sequence[Policy] | None, players: int)
     if opponents is None:
         opponents = RandomPolicy()
     if isinstance(opponents, (str, bytes)):
-        raise TypeError(f"opponents are policies, not names: build one from a name with "
-                        f"gostop.agents.make_agent({opponents!r})")
+        raise TypeError(
+            f"opponents are policies, not names: build one from a name with gostop.agents.make_agent({opponents!r})"
+        )
     if callable(opponents):
         return [opponents] * (players - 1)
     opponents = list(opponents)

@@ -6,14 +6,15 @@ must work after it. So each registration runs when its library is imported: at o
 already is, otherwise right after its first import, through a finder on ``sys.meta_path``
 that wraps that one module's loader (it changes nothing else about the import).
 """
+
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Callable, Sequence
 
 
 def _register_gymnasium(gymnasium: ModuleType) -> None:
@@ -28,7 +29,8 @@ def _register_pettingzoo(pettingzoo: ModuleType) -> None:
 
 
 REGISTRATIONS: dict[str, Callable[[ModuleType], None]] = {
-    "gymnasium": _register_gymnasium, "pettingzoo": _register_pettingzoo,
+    "gymnasium": _register_gymnasium,
+    "pettingzoo": _register_pettingzoo,
 }
 
 
@@ -49,8 +51,9 @@ class _LoaderThenRegister(importlib.abc.Loader):
 class _RegisterOnImport(importlib.abc.MetaPathFinder):
     """Finds nothing itself: wraps the loader of a library awaiting registration."""
 
-    def find_spec(self, name: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if name not in REGISTRATIONS or name in _pending:
             return None
         _pending.add(name)

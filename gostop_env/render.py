@@ -1,13 +1,17 @@
 """Readable text for one game of a batch: what a seat may see, with card names."""
+
 from __future__ import annotations
 
 from .core import GameBatch, Phase
 from .core.actions import CHOOSE
 from .core.cards import card_name
 
-
-_DECISIONS = {Phase.PLAY: "play", Phase.CHOOSE_HAND: "choose a card to take",
-              Phase.CHOOSE_FLIP: "choose a card to take", Phase.GO_STOP: "say go or stop"}
+_DECISIONS = {
+    Phase.PLAY: "play",
+    Phase.CHOOSE_HAND: "choose a card to take",
+    Phase.CHOOSE_FLIP: "choose a card to take",
+    Phase.GO_STOP: "say go or stop",
+}
 
 
 def _names(cards) -> str:

@@ -3,12 +3,14 @@
 A hand is fully determined by its rules, deck order, nagari carry and actions (RULES.md
 §2), so that is all a replay stores; the payments are kept too, to check the playback.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .core import Event, ReferenceGame, Rules, action_name
 from .core.cards import card_name
@@ -34,7 +36,7 @@ class Replay:
         Path(path).write_text(json.dumps({"format": FORMAT, **asdict(self)}, indent=1))
 
     @classmethod
-    def load(cls, path: str | Path) -> "Replay":
+    def load(cls, path: str | Path) -> Replay:
         """Read and check a replay file (ValueError saying what is wrong). The file is data:
         nothing in it is executed, and it must replay under the engine to be used."""
         path = Path(path)
@@ -49,13 +51,14 @@ class Replay:
         return cls.from_dict(data, str(path))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], where: str = "replay") -> "Replay":
+    def from_dict(cls, data: dict[str, Any], where: str = "replay") -> Replay:
         """A replay from its fields, each checked: rules a valid rule set, deck a valid deck
         order of integers, actions integers, carry 0..MAX_CARRY, payments one integer per seat."""
         known = {f.name for f in fields(cls)}
         if set(data) - known or not {"rules", "deck", "actions"} <= set(data):
-            raise ValueError(f"{where}: a replay has the keys {sorted(known)} (rules, deck and actions required), "
-                             f"got {sorted(data)}")
+            raise ValueError(
+                f"{where}: a replay has the keys {sorted(known)} (rules, deck and actions required), got {sorted(data)}"
+            )
         rules = data["rules"]
         if not isinstance(rules, dict) or set(rules) - {f.name for f in fields(Rules)}:
             raise ValueError(f"{where}: 'rules' must be a table of rule options, got {rules!r:.200}")

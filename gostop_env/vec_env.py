@@ -14,9 +14,11 @@ returns the legal-action masks MaskablePPO needs. This is the fast path for trai
 
 Requires stable-baselines3 (``pip install "gostop[rl]"``).
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -69,12 +71,22 @@ class OpponentPool:
 class GoStopVecEnv(VecEnv):
     """``num_envs`` Go-Stop hands, each with one learner seat, as one SB3 vector env."""
 
-    def __init__(self, num_envs: int, players: int = 2, preset: str = "seed",
-                 rules: dict[str, Any] | None = None, encoding: str = "vector",
-                 learner_seat: int | str = "random",
-                 opponents: Policy | Sequence[Policy] | OpponentPool | None = None,
-                 nagari_carry: bool = True, reward_scale: float = 1.0, seed: int | None = None,
-                 reward: str = "chips", learner_decides: str = "all", learner_autoplay: Policy | None = None):
+    def __init__(
+        self,
+        num_envs: int,
+        players: int = 2,
+        preset: str = "seed",
+        rules: dict[str, Any] | None = None,
+        encoding: str = "vector",
+        learner_seat: int | str = "random",
+        opponents: Policy | Sequence[Policy] | OpponentPool | None = None,
+        nagari_carry: bool = True,
+        reward_scale: float = 1.0,
+        seed: int | None = None,
+        reward: str = "chips",
+        learner_decides: str = "all",
+        learner_autoplay: Policy | None = None,
+    ):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
@@ -116,8 +128,9 @@ class GoStopVecEnv(VecEnv):
         self._skipped: list[list[float]] = [[] for _ in range(self.num_envs)]
         self._decided = np.zeros(self.num_envs, bool)  # has the learner moved in this hand yet?
         self._deal(everything)
-        self._advance(np.zeros(self.num_envs, bool), np.zeros(self.num_envs, np.float32),
-                      [{} for _ in range(self.num_envs)])
+        self._advance(
+            np.zeros(self.num_envs, bool), np.zeros(self.num_envs, np.float32), [{} for _ in range(self.num_envs)]
+        )
         return self._observations()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -172,8 +185,9 @@ class GoStopVecEnv(VecEnv):
         else:
             self.learner[games] = self.learner_seat
         if self.pool is not None:
-            self._opponent_of[games] = self.pool.draw(self._pool_rng, games.size * (self.rules.players - 1)
-                                                      ).reshape(games.size, -1)
+            self._opponent_of[games] = self.pool.draw(self._pool_rng, games.size * (self.rules.players - 1)).reshape(
+                games.size, -1
+            )
         self.batch.reset_games(games, self._decks(games), self._carry[games] if self.nagari_carry else 0)
         self._decided[games] = False
 
@@ -198,8 +212,11 @@ class GoStopVecEnv(VecEnv):
         done[games], rewards[games] = True, outcome[reported]
         terminal = encode(self.batch.select(games), self.learner[games], self.encoding) if games.size else []
         for k, i in enumerate(games):
-            infos[i] = {"terminal_observation": terminal[k], "payments": self.batch.payments[i].tolist(),
-                        "seat": int(self.learner[i])}
+            infos[i] = {
+                "terminal_observation": terminal[k],
+                "payments": self.batch.payments[i].tolist(),
+                "seat": int(self.learner[i]),
+            }
             if self._skipped[i]:
                 infos[i]["skipped_hands"], self._skipped[i] = self._skipped[i], []
         self._carry[finished] = self.batch.next_carry[finished] if self.nagari_carry else 0

@@ -1,4 +1,5 @@
 """Shared helpers: run one scenario on both engines in lock-step."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,14 @@ PRESETS = ("seed", "korean")
 
 # Property tests: the same examples on every run (derandomized, no example database), no
 # per-example deadline (CI machines are busy); HYPOTHESIS_PROFILE=deep searches longer.
-settings.register_profile("gostop", derandomize=True, database=None, deadline=None, max_examples=40,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile(
+    "gostop",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=40,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 settings.register_profile("deep", parent=settings.get_profile("gostop"), derandomize=False, max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gostop"))
 
@@ -125,3 +132,23 @@ def check_invariants(b: GameBatch, rules: Rules) -> None:
     assert (b.legal_bits[live] != 0).any(axis=1).all()
     assert (b.legal_bits[~live] == 0).all()
     assert (b.payments.sum(axis=1) == 0).all()
+
+
+def hide_differently(batch: GameBatch, viewer: np.ndarray, rng: np.random.Generator) -> GameBatch:
+    """A copy in which each game's hidden cards are rearranged: one unshaken card of another
+    hand swapped with a stock card, and the rest of the stock shuffled."""
+    other = batch.clone()
+    hands, stocks = other.hands.copy(), other.stock.copy()
+    players = batch.rules.players
+    for i in range(len(batch)):
+        pos, length = int(other.stock_pos[i]), int(other.stock_len[i])
+        stock = stocks[i, pos:length].copy()
+        opponent = (viewer[i] + 1 + rng.integers(players - 1)) % players
+        hidden = [c for c in range(50) if (int(hands[i, opponent]) & ~int(other.revealed[i, opponent])) >> c & 1]
+        if hidden and stock.size:
+            card, k = int(rng.choice(hidden)), int(rng.integers(stock.size))
+            hands[i, opponent] ^= np.uint64((1 << card) | (1 << int(stock[k])))
+            stock[k] = card
+        stocks[i, pos:length] = rng.permutation(stock)
+    other.replace_hidden(hands, stocks)
+    return other

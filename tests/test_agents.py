@@ -1,18 +1,18 @@
 """Baseline agents: their choices on stacked positions, strength, names, and no peeking."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import hide_differently, position
 
 from gostop.agents import AlwaysStop, Greedy, SimpleGreedy, Threshold, compare, make_agent, play_hands
 from gostop.agents.view import View
-from conftest import position
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core import actions as A
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
 from gostop_env.policy import GameView, RandomPolicy
-from test_encodings import _hide_differently
 
 RULES = Rules()
 
@@ -60,8 +60,9 @@ def test_choice_takes_the_more_valuable_card():
 
 
 def test_go_stop_rules():
-    pos = position(RULES, {0: [20], 1: [24]}, piles={0: [2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 34]},
-                   go_stop=True)
+    pos = position(
+        RULES, {0: [20], 1: [24]}, piles={0: [2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 34]}, go_stop=True
+    )
     assert decide(Greedy(go_stop=AlwaysStop()), pos) == A.STOP
     assert decide(Greedy(go_stop=Threshold(score_below=9)), pos) == A.GO
     assert decide(Greedy(go_stop=Threshold(score_below=7)), pos) == A.STOP
@@ -92,8 +93,9 @@ def test_greedy_beats_random_and_simple_over_duplicate_deals():
 def test_three_player_hands_run_with_mixed_agents():
     rules = Rules(players=3)
     rng = np.random.default_rng(0)
-    batch = play_hands(rules, [Greedy(rules=rules), SimpleGreedy(rules=rules), RandomPolicy()],
-                       shuffled_decks(rules, rng, 200), rng)
+    batch = play_hands(
+        rules, [Greedy(rules=rules), SimpleGreedy(rules=rules), RandomPolicy()], shuffled_decks(rules, rng, 200), rng
+    )
     assert batch.done.all() and (batch.payments.sum(axis=1) == 0).all()
 
 
@@ -105,7 +107,7 @@ def test_agents_never_read_hidden_cards(name):
     for _ in range(12):
         live = ~batch.done
         viewers = batch.seat.astype(np.int64)
-        changed = _hide_differently(batch, viewers, rng)
+        changed = hide_differently(batch, viewers, rng)
         masks = batch.legal_action_mask()
         before = agent(encode(batch, viewers)[live], masks[live], np.random.default_rng(0))
         after = agent(encode(changed, viewers)[live], changed.legal_action_mask()[live], np.random.default_rng(0))
@@ -113,10 +115,17 @@ def test_agents_never_read_hidden_cards(name):
         batch.step(random_legal_actions(batch.legal_bits, rng))
 
 
-@pytest.mark.parametrize("name,message", [
-    ("alpha", "unknown agent 'alpha'"), ("greedy:k", "key=value"), ("greedy:stop=never", "unknown go/stop rule"),
-    ("greedy:k=x", "needs an integer"), ("random:k=1", "takes no options"), ("greedy:colour=red", "unknown option"),
-])
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("alpha", "unknown agent 'alpha'"),
+        ("greedy:k", "key=value"),
+        ("greedy:stop=never", "unknown go/stop rule"),
+        ("greedy:k=x", "needs an integer"),
+        ("random:k=1", "takes no options"),
+        ("greedy:colour=red", "unknown option"),
+    ],
+)
 def test_bad_agent_names_say_why(name, message):
     with pytest.raises(ValueError, match=message):
         make_agent(name)
@@ -145,7 +154,7 @@ def test_search_never_reads_hidden_cards(name):
     for _ in range(10):
         live = np.flatnonzero(~batch.done)
         viewers = batch.seat.astype(np.int64)
-        changed = _hide_differently(batch, viewers, rng)
+        changed = hide_differently(batch, viewers, rng)
         masks = batch.legal_action_mask()[live]
         before = agent(GameView(batch.select(live), viewers[live]), masks, np.random.default_rng(3))
         after = agent(GameView(changed.select(live), viewers[live]), masks, np.random.default_rng(3))
@@ -173,7 +182,9 @@ def test_expected_value_go_stop_rule_with_any_card_player():
         pile = [2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 34]
         late = position(RULES, {0: [], 1: [20]}, stock=[24], piles={0: pile}, rest_to=1, go_stop=True)
         assert decide_state(agent, late) == A.STOP
-    assert make_agent("simple:stop=ev:margin=2").go_margin == 2 and isinstance(make_agent("simple:stop=ev").rollout, SimpleGreedy)
+    assert make_agent("simple:stop=ev:margin=2").go_margin == 2 and isinstance(
+        make_agent("simple:stop=ev").rollout, SimpleGreedy
+    )
     with pytest.raises(ValueError, match="ev go/stop rule takes n and margin"):
         make_agent("greedy:stop=ev:k=3")
     with pytest.raises(ValueError, match="belongs to the ev go/stop rule"):

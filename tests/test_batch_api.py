@@ -1,10 +1,11 @@
 """What a caller can do with a batch: clone, select, concatenate, reset, positions, masks."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import position
+
 from gostop_env.core import GameBatch, IllegalActionError, Phase, ReferenceGame, Rules, random_legal_actions
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.core.position import Position
@@ -96,12 +97,15 @@ def test_wrong_number_of_actions_and_out_of_range_ids_are_rejected():
         batch.step([200, 200])
 
 
-@pytest.mark.parametrize("change,message", [
-    (dict(stock=[]), "leaves out card"),
-    (dict(layout=[0, 1, 2, 3]), "places card|four cards of one month"),
-    (dict(seat=5), "seat must be"),
-    (dict(revealed=[[9], []]), "revealed\\[0\\] lists cards not in that hand"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (dict(stock=[]), "leaves out card"),
+        (dict(layout=[0, 1, 2, 3]), "places card|four cards of one month"),
+        (dict(seat=5), "seat must be"),
+        (dict(revealed=[[9], []]), "revealed\\[0\\] lists cards not in that hand"),
+    ],
+)
 def test_impossible_positions_are_rejected(change, message):
     rules = Rules()
     base = position(rules, {0: [0], 1: [20]}, layout=[4], stock=[8])

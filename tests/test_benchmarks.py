@@ -1,5 +1,6 @@
 """The core benchmarks run and print their tables (tiny settings: this checks they work,
 not how fast anything is; timing targets live in the benchmarks themselves)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -10,8 +11,9 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def run_script(name: str, *args: str) -> str:
-    done = subprocess.run([sys.executable, str(BENCHMARKS / name), *args], capture_output=True, text=True,
-                          timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / name), *args], capture_output=True, text=True, timeout=300, check=True
+    )
     return done.stdout
 
 

@@ -1,4 +1,5 @@
 """§1 catalogue, §2 deck handling, §12 rule options and §13 worked checks."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,12 +7,11 @@ import pytest
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules
 from gostop_env.core import cards as C
-from gostop_env.core.scoring import read_piles
 from gostop_env.core.deck import decks_from_seeds, shuffled_decks, validate_deck, void_month
-from gostop_env.core.scoring import read_pile
-
+from gostop_env.core.scoring import read_pile, read_piles
 
 # ---- §1 and §13: the deck -----------------------------------------------------------------
+
 
 def test_deck_counts_match_the_worked_check():
     kinds = C.KIND[:48]
@@ -38,6 +38,7 @@ def test_card_names_are_readable_and_unknown_ids_rejected():
 
 # ---- §2 and §3: deck orders ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("players,sizes", [(2, (10, 10, 8, 20)), (3, (7, 7, 7, 6, 21))])
 def test_deal_sizes(players, sizes):
     rules = Rules(players=players)
@@ -45,11 +46,14 @@ def test_deal_sizes(players, sizes):
     assert tuple(len(h) for h in g.hands) + (len(g.layout), len(g.stock)) == sizes
 
 
-@pytest.mark.parametrize("deck,message", [
-    (list(range(47)), "47 cards.*must have 48"),
-    (list(range(47)) + [46], "duplicate card id\\(s\\) \\[46\\]"),
-    (list(range(47)) + [48], "unknown card id\\(s\\) \\[48\\]"),
-])
+@pytest.mark.parametrize(
+    "deck,message",
+    [
+        (list(range(47)), "47 cards.*must have 48"),
+        (list(range(47)) + [46], "duplicate card id\\(s\\) \\[46\\]"),
+        (list(range(47)) + [48], "unknown card id\\(s\\) \\[48\\]"),
+    ],
+)
 def test_bad_deck_orders_say_why(deck, message):
     with pytest.raises(ValueError, match=message):
         validate_deck(Rules(), deck)
@@ -76,6 +80,7 @@ def test_same_seed_same_hand_in_both_engines():
 
 # ---- §12 options and presets -----------------------------------------------------------------
 
+
 def test_presets_hold_the_table_values():
     seed, korean = Rules.preset("seed"), Rules.preset("korean")
     assert seed == Rules() and seed.target_score == 7 and Rules(players=3).target_score == 3
@@ -87,17 +92,20 @@ def test_presets_hold_the_table_values():
     assert seed.choice_rule == korean.choice_rule == "distinct" and seed.steal_choice == korean.steal_choice == "lowest"
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(players=4), "'players' must be one of \\[2, 3\\], got 4"),
-    (dict(target=0), "'target' must be a positive integer"),
-    (dict(jokers=3), "'jokers' must be one of \\[0, 1, 2\\]"),
-    (dict(go_multiplier="x"), "'go_multiplier' must be one of"),
-    (dict(ja_ppuk="never"), "'ja_ppuk' must be one of"),
-    (dict(go_bak="yes"), "'go_bak' must be True or False"),
-    (dict(pi_bak_threshold=-1), "'pi_bak_threshold' must be an integer"),
-    (dict(choice_rule="never"), "'choice_rule' must be one of"),
-    (dict(steal_choice="random"), "'steal_choice' must be one of \\['lowest', 'highest'\\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(players=4), "'players' must be one of \\[2, 3\\], got 4"),
+        (dict(target=0), "'target' must be a positive integer"),
+        (dict(jokers=3), "'jokers' must be one of \\[0, 1, 2\\]"),
+        (dict(go_multiplier="x"), "'go_multiplier' must be one of"),
+        (dict(ja_ppuk="never"), "'ja_ppuk' must be one of"),
+        (dict(go_bak="yes"), "'go_bak' must be True or False"),
+        (dict(pi_bak_threshold=-1), "'pi_bak_threshold' must be an integer"),
+        (dict(choice_rule="never"), "'choice_rule' must be one of"),
+        (dict(steal_choice="random"), "'steal_choice' must be one of \\['lowest', 'highest'\\]"),
+    ],
+)
 def test_bad_options_name_the_option_and_what_is_allowed(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Rules(**kwargs)
@@ -113,11 +121,22 @@ def test_unknown_option_and_preset_are_rejected():
 # ---- §7 and §13: scoring, on both engines' scorers ----------------------------------------------
 
 SCORES = [
-    ({0, 8, 28}, 3), ({0, 8, 44}, 2), ({0, 8, 28, 44}, 4), ({0, 8, 28, 40, 44}, 15),
-    ({4, 12, 29}, 5), ({4, 12, 16, 20, 29}, 6), ({16, 20, 24, 32, 36}, 1),
-    ({13, 17, 46}, 0), ({13, 17, 25}, 3), ({1, 5, 9}, 3), ({21, 33, 37}, 3), ({1, 5, 9, 13, 17}, 4),
-    ({41, 47, 2, 3, 6, 7, 10, 11}, 1), ({2, 3, 6, 7, 10, 11, 14, 15, 18}, 0),
-    ({48, 49, 2, 3, 6, 7, 10}, 1), ({0, 8, 28, 4, 12, 29, 1, 5, 9}, 11),
+    ({0, 8, 28}, 3),
+    ({0, 8, 44}, 2),
+    ({0, 8, 28, 44}, 4),
+    ({0, 8, 28, 40, 44}, 15),
+    ({4, 12, 29}, 5),
+    ({4, 12, 16, 20, 29}, 6),
+    ({16, 20, 24, 32, 36}, 1),
+    ({13, 17, 46}, 0),
+    ({13, 17, 25}, 3),
+    ({1, 5, 9}, 3),
+    ({21, 33, 37}, 3),
+    ({1, 5, 9, 13, 17}, 4),
+    ({41, 47, 2, 3, 6, 7, 10, 11}, 1),
+    ({2, 3, 6, 7, 10, 11, 14, 15, 18}, 0),
+    ({48, 49, 2, 3, 6, 7, 10}, 1),
+    ({0, 8, 28, 4, 12, 29, 1, 5, 9}, 11),
 ]
 
 

@@ -1,4 +1,5 @@
 """The gostop command line."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,8 +24,10 @@ def test_compare_two_agents(capsys):
     assert "greedy: 200 duplicate deals:" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [["simulate", "--players", "4"], ["compare", "alpha", "random"],
-                                  ["simulate", "--hands", "0"], ["frobnicate"]])
+@pytest.mark.parametrize(
+    "argv",
+    [["simulate", "--players", "4"], ["compare", "alpha", "random"], ["simulate", "--hands", "0"], ["frobnicate"]],
+)
 def test_bad_input_is_a_usage_error(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)

@@ -1,15 +1,15 @@
 """Determinization: samples agree with the viewer's information and are uniform."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import check_invariants, hide_differently
 
-from conftest import check_invariants
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core.cards import cards_of
 from gostop_env.determinize import determinize, unseen_cards
 from gostop_env.encodings import encode
-from test_encodings import _hide_differently
 
 
 def mid_game(rules, games, steps, seed):
@@ -30,14 +30,16 @@ def test_samples_never_contradict_the_view(preset, players):
         check_invariants(samples, rules)
         seen = np.repeat(encode(batch, viewers), 6, axis=0)
         assert (encode(samples, np.repeat(viewers, 6)) == seen).all()
-        assert (samples.legal_action_mask() == np.repeat(batch.legal_action_mask(), 6, axis=0))[np.repeat(~batch.done, 6)].all()
+        assert (samples.legal_action_mask() == np.repeat(batch.legal_action_mask(), 6, axis=0))[
+            np.repeat(~batch.done, 6)
+        ].all()
         assert (np.bitwise_count(samples.hands) == np.repeat(np.bitwise_count(batch.hands), 6, axis=0)).all()
 
 
 def test_samples_depend_only_on_what_the_viewer_knows():
     batch = mid_game(Rules(players=3), 30, 6, 2)
     viewers = batch.seat.astype(np.int64)
-    changed = _hide_differently(batch, viewers, np.random.default_rng(5))
+    changed = hide_differently(batch, viewers, np.random.default_rng(5))
     a = determinize(batch, viewers, 4, np.random.default_rng(9))
     b = determinize(changed, viewers, 4, np.random.default_rng(9))
     assert (a.hands == b.hands).all()

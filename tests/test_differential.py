@@ -4,13 +4,14 @@ Both engines play the same random legal actions from the same decks; at every st
 must agree on every state field, the legal actions, the events and the payments. The
 default run plays 2,000 hands per (preset x players x jokers); ``-m slow`` plays 50,000.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import check_invariants
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
-from conftest import check_invariants
 from gostop_env.core.cards import bits
 from gostop_env.core.deck import shuffled_decks
 
@@ -23,13 +24,32 @@ def reference_rows(refs: list[ReferenceGame]) -> list[tuple]:
     rows = []
     for g in refs:
         mask = g.legal_action_mask()
-        rows.append((
-            g.seat, int(g.phase), bits(np.flatnonzero(mask[:64])), bits(np.flatnonzero(mask[64:])),
-            tuple(bits(h) for h in g.hands), bits(g.layout), bits(g.taken), tuple(bits(p) for p in g.piles), tuple(g.stock),
-            tuple(bits(r & h) for r, h in zip(g.revealed, g.hands)), tuple(g.scores()), tuple(g.gos),
-            tuple(g.go_scores), tuple(g.shakes), tuple(g.bombs), tuple(g.pass_tokens), tuple(g.turns),
-            tuple(sorted(g.stack_owner.items())), g.result, g.winner, tuple(g.payments), g.next_carry,
-        ))
+        rows.append(
+            (
+                g.seat,
+                int(g.phase),
+                bits(np.flatnonzero(mask[:64])),
+                bits(np.flatnonzero(mask[64:])),
+                tuple(bits(h) for h in g.hands),
+                bits(g.layout),
+                bits(g.taken),
+                tuple(bits(p) for p in g.piles),
+                tuple(g.stock),
+                tuple(bits(r & h) for r, h in zip(g.revealed, g.hands)),
+                tuple(g.scores()),
+                tuple(g.gos),
+                tuple(g.go_scores),
+                tuple(g.shakes),
+                tuple(g.bombs),
+                tuple(g.pass_tokens),
+                tuple(g.turns),
+                tuple(sorted(g.stack_owner.items())),
+                g.result,
+                g.winner,
+                tuple(g.payments),
+                g.next_carry,
+            )
+        )
     return rows
 
 
@@ -44,11 +64,26 @@ def batch_rows(b: GameBatch) -> list[tuple]:
     tail = [b.result.tolist(), b.winner.tolist(), b.payments.tolist(), b.next_carry.tolist()]
     for i in range(len(b)):
         stacks = tuple((m, (owners[i][m], turns[i][m])) for m in range(12) if owners[i][m] >= 0)
-        rows.append((
-            cols[0][i], cols[1][i], cols[2][i], cols[3][i], tuple(seats[0][i]), seats[1][i], taken[i],
-            tuple(seats[2][i]), tuple(c for c in stock[i][pos[i]:b.stock_len[i]]), tuple(seats[3][i]),
-            *(tuple(c[i]) for c in counters), stacks, tail[0][i], tail[1][i], tuple(tail[2][i]), tail[3][i],
-        ))
+        rows.append(
+            (
+                cols[0][i],
+                cols[1][i],
+                cols[2][i],
+                cols[3][i],
+                tuple(seats[0][i]),
+                seats[1][i],
+                taken[i],
+                tuple(seats[2][i]),
+                tuple(c for c in stock[i][pos[i] : b.stock_len[i]]),
+                tuple(seats[3][i]),
+                *(tuple(c[i]) for c in counters),
+                stacks,
+                tail[0][i],
+                tail[1][i],
+                tuple(tail[2][i]),
+                tail[3][i],
+            )
+        )
     return rows
 
 
@@ -63,7 +98,8 @@ def play_lockstep(rules: Rules, hands: int, seed: int) -> np.ndarray:
     for decision in range(MAX_DECISIONS + 1):
         check_invariants(batch, rules)
         mismatched = [i for i, (x, y) in enumerate(zip(reference_rows(refs), batch_rows(batch))) if x != y]
-        assert not mismatched, f"step {decision}, game {mismatched[0]}: {refs[mismatched[0]].snapshot()} vs {batch.snapshot(mismatched[0])}"
+        first = mismatched[0] if mismatched else None
+        assert not mismatched, f"step {decision}, game {first}: {refs[first].snapshot()} vs {batch.snapshot(first)}"
         if batch.done.all():
             return batch.result
         assert decision < MAX_DECISIONS, "a hand did not end within the decision bound"

@@ -1,13 +1,20 @@
 """Observation encodings: layout, content, and no hidden information (the leak test)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import hide_differently
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core.cards import bits
 from gostop_env.encodings import (
-    CARD_LOCATIONS, ENCODINGS, encode, encoding_shape, encoding_size, encoding_table,
+    CARD_LOCATIONS,
+    ENCODINGS,
+    encode,
+    encoding_shape,
+    encoding_size,
+    encoding_table,
 )
 
 
@@ -49,24 +56,6 @@ def test_own_hand_and_layout_are_where_the_core_says():
         assert bits(np.flatnonzero(obs[i, 50:100])) == int(batch.layout[i])
 
 
-def _hide_differently(batch: GameBatch, viewer: np.ndarray, rng: np.random.Generator) -> GameBatch:
-    """A copy in which each game's hidden cards are rearranged: one unshaken card of another
-    hand swapped with a stock card, and the rest of the stock shuffled."""
-    other = batch.clone()
-    players = batch.rules.players
-    for i in range(len(batch)):
-        pos, length = int(other.stock_pos[i]), int(other.stock_len[i])
-        stock = other.stock[i, pos:length].copy()
-        opponent = (viewer[i] + 1 + rng.integers(players - 1)) % players
-        hidden = [c for c in range(50) if (int(other.hands[i, opponent]) & ~int(other.revealed[i, opponent])) >> c & 1]
-        if hidden and stock.size:
-            card, k = int(rng.choice(hidden)), int(rng.integers(stock.size))
-            other.hands[i, opponent] ^= np.uint64((1 << card) | (1 << int(stock[k])))
-            stock[k] = card
-        other.stock[i, pos:length] = rng.permutation(stock)
-    return other
-
-
 @pytest.mark.parametrize("preset,players", [("seed", 2), ("korean", 3), ("seed", 3)])
 def test_hidden_cards_never_change_vector_tokens_or_mask(preset, players):
     rules = Rules.preset(preset, players=players, jokers=1)
@@ -74,7 +63,7 @@ def test_hidden_cards_never_change_vector_tokens_or_mask(preset, players):
     for steps in (0, 3, 8, 15):
         batch = mid_game(rules, 64, steps, steps)
         for viewer in [batch.seat.astype(np.int64)] + [np.full(64, s) for s in range(players)]:
-            changed = _hide_differently(batch, viewer, rng)
+            changed = hide_differently(batch, viewer, rng)
             for name in ("vector", "tokens"):
                 assert (encode(batch, viewer, name) == encode(changed, viewer, name)).all()
             moving = viewer == batch.seat

@@ -1,10 +1,11 @@
 """Go/stop research: values of going and stopping, decision datasets, studies."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import position
+
 from gostop.agents.decisions import FEATURES, DecisionRecorder, load_table, save_table
 from gostop.agents.go_stop_value import go_stop_values
 from gostop.agents.greedy import Greedy
@@ -21,8 +22,9 @@ from gostop_env.core.deck import shuffled_decks
 def _at_decision(hands, layout, stock) -> GameBatch:
     """Seat 0 at a go/stop decision holding every card not named (a huge score)."""
     rules = Rules()
-    return GameBatch.from_positions(rules, [position(rules, hands, layout=layout, stock=stock, rest_to=0,
-                                                     go_stop=True)])
+    return GameBatch.from_positions(
+        rules, [position(rules, hands, layout=layout, stock=stock, rest_to=0, go_stop=True)]
+    )
 
 
 def _stop_now(batch: GameBatch) -> int:
@@ -57,8 +59,13 @@ def _decisions(hands: int, seed: int) -> GameBatch:
     """Games at every go/stop decision of ``hands`` hands of a going greedy rule."""
     rules, greedy = Rules(), make_agent("greedy:stop=threshold:gos=3")
     recorder = DecisionRecorder(keep_states=True)
-    play_hands(rules, [greedy, greedy], shuffled_decks(rules, np.random.default_rng(seed), hands),
-               np.random.default_rng(seed), before_step=recorder)
+    play_hands(
+        rules,
+        [greedy, greedy],
+        shuffled_decks(rules, np.random.default_rng(seed), hands),
+        np.random.default_rng(seed),
+        before_step=recorder,
+    )
     return recorder.states()
 
 
@@ -116,8 +123,12 @@ def test_decision_tables_round_trip_through_csv_and_parquet(tmp_path):
 # ---- studies -----------------------------------------------------------------------------------------
 def test_threshold_grid_names_valid_agents_and_versus_ranks_them():
     names = threshold_rules(gos=(1, 2), stock=(None,), margin=(None, 3))
-    assert names == ["greedy:stop=threshold:gos=1", "greedy:stop=threshold:gos=1:margin=3",
-                     "greedy:stop=threshold:gos=2", "greedy:stop=threshold:gos=2:margin=3"]
+    assert names == [
+        "greedy:stop=threshold:gos=1",
+        "greedy:stop=threshold:gos=1:margin=3",
+        "greedy:stop=threshold:gos=2",
+        "greedy:stop=threshold:gos=2:margin=3",
+    ]
     rows = versus(names[:2], "greedy", deals=100, seed=0)
     chips = [r["chips"] for r in rows]
     assert sorted(r["agent"] for r in rows) == sorted(names[:2]) and chips == sorted(chips, reverse=True)
@@ -137,8 +148,10 @@ def test_value_dataset_and_where_going_pays():
 
 def test_go_stop_commands(tmp_path, capsys):
     out = tmp_path / "values.csv"
-    assert main(["go-stop", "values", "greedy:stop=threshold:gos=1", "--hands", "80", "--samples", "4",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["go-stop", "values", "greedy:stop=threshold:gos=1", "--hands", "80", "--samples", "4", "--out", str(out)])
+        == 0
+    )
     assert "advantage of going" in capsys.readouterr().out and len(load_table(out)["go"]) > 0
     assert main(["tournament", "greedy", "random", "--deals", "20", "--decisions", "--out", str(tmp_path / "t")]) == 0
     assert (tmp_path / "t" / "decisions.csv").exists()
@@ -146,8 +159,27 @@ def test_go_stop_commands(tmp_path, capsys):
 
 def test_sweep_command_writes_numeric_interval_columns(tmp_path, capsys):
     out = tmp_path / "sweep.csv"
-    assert main(["go-stop", "sweep", "--k", "7", "--gos", "1", "--stock", "none", "--margin", "none",
-                 "--deals", "20", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "go-stop",
+                "sweep",
+                "--k",
+                "7",
+                "--gos",
+                "1",
+                "--stock",
+                "none",
+                "--margin",
+                "none",
+                "--deals",
+                "20",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "chips/hand" in capsys.readouterr().out
     table = load_table(out)
     assert list(table["agent"]) == ["greedy:stop=threshold:k=7:gos=1"]

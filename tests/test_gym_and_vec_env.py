@@ -1,4 +1,5 @@
 """The Gymnasium single-agent env, the batched SB3 vector env, and MaskablePPO on both."""
+
 from __future__ import annotations
 
 import gymnasium
@@ -13,8 +14,9 @@ from gostop_env.policy import RandomPolicy
 from gostop_env.vec_env import GoStopVecEnv
 
 
-@pytest.mark.parametrize("kwargs", [dict(), dict(players=3, preset="korean", learner_seat=1),
-                                    dict(encoding="tokens", rules=dict(jokers=2))])
+@pytest.mark.parametrize(
+    "kwargs", [dict(), dict(players=3, preset="korean", learner_seat=1), dict(encoding="tokens", rules=dict(jokers=2))]
+)
 def test_gymnasium_check_env(kwargs):
     check_env(gymnasium.make("GoStop-v0", **kwargs).unwrapped, skip_render_check=False)
 

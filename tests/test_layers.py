@@ -1,5 +1,6 @@
 """Layering: the rules core stands alone, each package imports only those below it, and no
 module imports another that imports it back (imports inside functions included)."""
+
 from __future__ import annotations
 
 import ast
@@ -27,9 +28,11 @@ def test_the_core_loads_neither_gymnasium_nor_pettingzoo(module):
 
 
 def test_environments_register_when_their_libraries_are_imported_later():
-    out = _run("import gostop_env, gymnasium, pettingzoo; "
-               "print(gymnasium.make('GoStop-v0').unwrapped.rules.players, "
-               "pettingzoo.make('aec', 'gostop_v0', players=3).possible_agents[-1], gostop_env.gostop_v0.env)")
+    out = _run(
+        "import gostop_env, gymnasium, pettingzoo; "
+        "print(gymnasium.make('GoStop-v0').unwrapped.rules.players, "
+        "pettingzoo.make('aec', 'gostop_v0', players=3).possible_agents[-1], gostop_env.gostop_v0.env)"
+    )
     assert out.startswith("2 player_2 <function env")
 
 
@@ -57,7 +60,9 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])]
+                )
             # "from package import module" imports the module; any other name comes from base
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
         else:
@@ -86,7 +91,7 @@ def test_no_import_cycles_and_no_upward_imports():
         state[node] = 1
         for target in sorted(graph[node]):
             if state.get(target) == 1:
-                cycles.append(trail[trail.index(target):] + [target])
+                cycles.append(trail[trail.index(target) :] + [target])
             elif target not in state:
                 visit(target, [*trail, target])
         state[node] = 2

@@ -1,11 +1,12 @@
 """The PettingZoo AEC environment: PettingZoo's own checks, a fuzz, agreement with the core."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import stacked_deck
 from pettingzoo.test import api_test, render_test, seed_test
 
-from conftest import stacked_deck
 from gostop_env import gostop_v0
 from gostop_env.core import GameBatch, IllegalActionError, Rules
 from gostop_env.encodings import encode

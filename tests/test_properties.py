@@ -4,6 +4,7 @@ correct result; never a crash inside a dependency, a hang or a silently changed 
 
 The profile (conftest.py) is derandomized: the same examples on every run, no database.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,17 +19,23 @@ from hypothesis import strategies as st
 
 from gostop.agents.registry import make_agent
 from gostop.train.cli import main
+from gostop.train.config import SECTIONS, TrainConfig
 from gostop_env.core import GameBatch, IllegalActionError, ReferenceGame, Rules
 from gostop_env.core.rules import MAX_CARRY
 from gostop_env.replay import Replay
-from gostop.train.config import SECTIONS, TrainConfig
 
 OUR_CODE = tuple(str(Path(__file__).parents[1] / package) for package in ("gostop_env", "agents", "train"))
 
 junk = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.integers(-3, 130),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6), st.binary(max_size=3),
-    st.lists(st.integers(-5, 130), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.integers(-3, 130),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+    st.binary(max_size=3),
+    st.lists(st.integers(-5, 130), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 """Values of every kind: the right type and the wrong one, in range and far out of it."""
 
@@ -52,12 +59,25 @@ def clear(call, *allowed: type[BaseException]):
 
 # ---- Rules ----------------------------------------------------------------------------------------
 RULE_FIELDS = [f.name for f in dataclasses.fields(Rules)]
-VALID = {"players": [2, 3], "jokers": [0, 1, 2], "target": [None, 3, 7], "go_multiplier": ["doubling_from_3"],
-         "ja_ppuk": ["any_turn"], "choice_rule": ["always"], "steal_choice": ["highest"], "pi_bak_threshold": [0, 7]}
+VALID = {
+    "players": [2, 3],
+    "jokers": [0, 1, 2],
+    "target": [None, 3, 7],
+    "go_multiplier": ["doubling_from_3"],
+    "ja_ppuk": ["any_turn"],
+    "choice_rule": ["always"],
+    "steal_choice": ["highest"],
+    "pi_bak_threshold": [0, 7],
+}
 
 
-@given(st.dictionaries(st.sampled_from([*RULE_FIELDS, "bogus"]),
-                       st.one_of(junk, st.sampled_from([v for vs in VALID.values() for v in vs])), max_size=4))
+@given(
+    st.dictionaries(
+        st.sampled_from([*RULE_FIELDS, "bogus"]),
+        st.one_of(junk, st.sampled_from([v for vs in VALID.values() for v in vs])),
+        max_size=4,
+    )
+)
 def test_rules_take_valid_options_and_refuse_the_rest(options):
     rules = clear(lambda: Rules(**options), ValueError, TypeError)
     if rules is not None:
@@ -89,10 +109,15 @@ def test_seeds_are_non_negative_integers_everywhere(seed):
     from gostop_env.pettingzoo_env import raw_env
     from gostop_env.vec_env import GoStopVecEnv
 
-    starts = [lambda: GameBatch.from_seed(Rules(), seed, 2), lambda: GameBatch.from_seeds(Rules(), [seed]),
-              lambda: ReferenceGame.from_seed(Rules(), seed), lambda: GoStopEnv().reset(seed=seed),
-              lambda: raw_env().reset(seed=seed), lambda: GoStopVecEnv(2, seed=seed)]
-    outcomes = [clear(lambda: [start()], TypeError, ValueError) is None for start in starts]  # [None]: accepted
+    starts = [
+        lambda: GameBatch.from_seed(Rules(), seed, 2),
+        lambda: GameBatch.from_seeds(Rules(), [seed]),
+        lambda: ReferenceGame.from_seed(Rules(), seed),
+        lambda: GoStopEnv().reset(seed=seed),
+        lambda: raw_env().reset(seed=seed),
+        lambda: GoStopVecEnv(2, seed=seed),
+    ]
+    outcomes = [clear(lambda s=start: [s()], TypeError, ValueError) is None for start in starts]  # [None]: accepted
     valid = type(seed) is int and seed >= 0
     assert outcomes == [not valid] * len(starts) or seed is None  # None: fresh entropy where allowed
 
@@ -150,8 +175,24 @@ def test_vector_env_step(actions):
     clear(lambda: env.step(np.asarray(actions, dtype=object) if actions else actions), TypeError, ValueError)
 
 
-@given(st.dictionaries(st.sampled_from(["players", "preset", "encoding", "learner_seat", "reward_scale",
-                                        "illegal_action", "opponents", "nagari_carry"]), junk, max_size=2))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "players",
+                "preset",
+                "encoding",
+                "learner_seat",
+                "reward_scale",
+                "illegal_action",
+                "opponents",
+                "nagari_carry",
+            ]
+        ),
+        junk,
+        max_size=2,
+    )
+)
 def test_gymnasium_env_options(options):
     from gostop_env.gym_env import GoStopEnv
 
@@ -159,11 +200,11 @@ def test_gymnasium_env_options(options):
 
 
 # ---- files from others --------------------------------------------------------------------------------
-json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(),
-                                     st.text(max_size=5)),
-                           lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                   st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                           max_leaves=12)
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(), st.text(max_size=5)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 def _valid_replay() -> dict:
@@ -172,13 +213,26 @@ def _valid_replay() -> dict:
     while not game.done:
         actions.append(game.legal_actions()[0])
         game.step(actions[-1])
-    return {"format": "gostop-replay/1", "rules": Rules().to_dict(), "deck": [int(c) for c in game.deck],
-            "actions": actions, "carry": 0, "payments": game.payments}
+    return {
+        "format": "gostop-replay/1",
+        "rules": Rules().to_dict(),
+        "deck": [int(c) for c in game.deck],
+        "actions": actions,
+        "carry": 0,
+        "payments": game.payments,
+    }
 
 
-@given(st.one_of(json_values, st.builds(lambda key, value: {**_valid_replay(), key: value},
-                                        st.sampled_from(["rules", "deck", "actions", "carry", "payments", "x"]),
-                                        st.one_of(json_values, junk.filter(lambda v: not isinstance(v, bytes))))))
+@given(
+    st.one_of(
+        json_values,
+        st.builds(
+            lambda key, value: {**_valid_replay(), key: value},
+            st.sampled_from(["rules", "deck", "actions", "carry", "payments", "x"]),
+            st.one_of(json_values, junk.filter(lambda v: not isinstance(v, bytes))),
+        ),
+    )
+)
 def test_replay_files(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("replay") / "hand.json"
     path.write_text(json.dumps(data))
@@ -189,8 +243,16 @@ def test_replay_files(tmp_path_factory, data):
             assert len(steps) == len(replay.actions)
 
 
-CONFIG_KEYS = ["kind", "out", "seed", "players", "preset", "encoding", "checkpoint_every",
-               *(f"{section}.{f.name}" for section, cls in SECTIONS.items() for f in dataclasses.fields(cls))]
+CONFIG_KEYS = [
+    "kind",
+    "out",
+    "seed",
+    "players",
+    "preset",
+    "encoding",
+    "checkpoint_every",
+    *(f"{section}.{f.name}" for section, cls in SECTIONS.items() for f in dataclasses.fields(cls)),
+]
 
 
 @given(st.sampled_from(CONFIG_KEYS), st.one_of(junk.filter(lambda v: not isinstance(v, bytes)), json_values))
@@ -208,8 +270,10 @@ def test_agent_names(name):
     clear(lambda: make_agent(name, Rules()), ValueError)
 
 
-@given(st.sampled_from(["encoding", "players", "preset", "decides", "card_player", "network", "format"]),
-       st.one_of(junk.filter(lambda v: not isinstance(v, bytes)), json_values))
+@given(
+    st.sampled_from(["encoding", "players", "preset", "decides", "card_player", "network", "format"]),
+    st.one_of(junk.filter(lambda v: not isinstance(v, bytes)), json_values),
+)
 def test_model_folders(tmp_path_factory, key, value):
     pytest.importorskip("sb3_contrib")
     from gostop.agents.learned import SHIPPED_MODELS, ModelError
@@ -226,11 +290,30 @@ def test_model_folders(tmp_path_factory, key, value):
 number = st.one_of(st.integers(-3, 12).map(str), st.text(max_size=4))
 
 
-@given(number, number, number, st.sampled_from(["2", "3", "4", "x"]), st.sampled_from(["0", "1", "3", "-1"]),
-       st.sampled_from(["seed", "korean", "other"]))
+@given(
+    number,
+    number,
+    number,
+    st.sampled_from(["2", "3", "4", "x"]),
+    st.sampled_from(["0", "1", "3", "-1"]),
+    st.sampled_from(["seed", "korean", "other"]),
+)
 def test_simulate_options(hands, batch, seed, players, jokers, preset):
-    args = ["simulate", "--hands", hands, "--batch", batch, "--seed", seed, "--players", players,
-            "--jokers", jokers, "--preset", preset]
+    args = [
+        "simulate",
+        "--hands",
+        hands,
+        "--batch",
+        batch,
+        "--seed",
+        seed,
+        "--players",
+        players,
+        "--jokers",
+        jokers,
+        "--preset",
+        preset,
+    ]
     try:
         assert main(args) == 0
     except SystemExit as stop:

@@ -1,4 +1,5 @@
 """Replays reproduce hands exactly; ``gostop play`` and ``gostop replay`` in the terminal."""
+
 from __future__ import annotations
 
 import io
@@ -53,8 +54,9 @@ def test_tampered_replay_is_caught(tmp_path):
 def test_play_a_whole_hand_with_a_wrong_entry(tmp_path, capsys):
     answers = iter(["banana", "99"] + ["1"] * 200)
     out = io.StringIO()
-    replay = play_in_terminal(Rules(), [make_agent("greedy")], seed=4, read=lambda _: next(answers),
-                              write=lambda line: out.write(line + "\n"))
+    replay = play_in_terminal(
+        Rules(), [make_agent("greedy")], seed=4, read=lambda _: next(answers), write=lambda line: out.write(line + "\n")
+    )
     text = out.getvalue()
     assert "'banana' is not one of the choices" in text and "'99' is not one of the choices" in text
     assert "Hand over" in text and "Your move: 1) " in text
@@ -78,8 +80,13 @@ def test_play_stops_cleanly_when_input_ends(monkeypatch, capsys):
     assert main(["play", "--seed", "1"]) == 1
     assert "no more input" in capsys.readouterr().out
     with pytest.raises(LeftGame):
-        play_in_terminal(Rules(), [make_agent("random")], seed=1, read=lambda _: (_ for _ in ()).throw(EOFError),
-                         write=lambda line: None)
+        play_in_terminal(
+            Rules(),
+            [make_agent("random")],
+            seed=1,
+            read=lambda _: (_ for _ in ()).throw(EOFError),
+            write=lambda line: None,
+        )
 
 
 def test_replay_of_a_missing_file_is_a_usage_error(capsys):

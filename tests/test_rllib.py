@@ -2,6 +2,7 @@
 
 CI installs the ``rllib`` extra, so these run there; without it they are skipped.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,8 @@ import pytest
 
 pytest.importorskip("ray.rllib")
 
-from gostop_env.pettingzoo_env import raw_env  # noqa: E402
 from gostop.train.rllib import RLlibKeys, make_env, train_rllib  # noqa: E402
+from gostop_env.pettingzoo_env import raw_env  # noqa: E402
 
 
 def test_renamed_env_keeps_observation_and_mask():
@@ -31,7 +32,7 @@ def test_multi_agent_env_asks_only_the_mover_and_pays_everyone_at_the_end():
     obs, _ = env.reset(seed=2)
     rng, totals = np.random.default_rng(0), {}
     while True:
-        (agent, seen), = obs.items()
+        ((agent, seen),) = obs.items()
         obs, rewards, terminated, _, _ = env.step({agent: int(rng.choice(np.flatnonzero(seen["action_mask"])))})
         for a, r in rewards.items():
             totals[a] = totals.get(a, 0.0) + r
@@ -41,8 +42,9 @@ def test_multi_agent_env_asks_only_the_mover_and_pays_everyone_at_the_end():
 
 
 def test_few_iteration_self_play_run(tmp_path):
-    out = train_rllib(tmp_path / "rllib", 2, log=lambda _: None, train_batch_size=400, minibatch_size=100,
-                      epochs=1, hidden=(32, 32))
+    out = train_rllib(
+        tmp_path / "rllib", 2, log=lambda _: None, train_batch_size=400, minibatch_size=100, epochs=1, hidden=(32, 32)
+    )
     lines = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
     assert [line["iteration"] for line in lines] == [1, 2] and lines[-1]["env_steps"] >= 800
     assert (out / "checkpoint").is_dir() and any((out / "checkpoint").iterdir())

@@ -5,12 +5,13 @@ mask and event after each step), and asserts what the rule book says should happ
 Card ids: January 0 bright, 1 red-poem ribbon, 2 and 3 junk; month m's cards are
 4(m-1)..4(m-1)+3 (see RULES.md §1).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import from_deck, from_position, position, rules_of, stacked_deck
+
 from gostop_env.core import Event, IllegalActionError, Phase, Result, Rules
 from gostop_env.core import actions as A
 
@@ -27,6 +28,7 @@ def seats(rules: Rules, cards: list[int]) -> dict[int, list[int]]:
 
 
 # ---- §2 the deal ----------------------------------------------------------------------
+
 
 def test_deal_slices_two_players(preset):
     rules = rules_of(preset)
@@ -62,6 +64,7 @@ def test_dealer_moves_first_and_play_passes_in_seat_order():
 
 
 # ---- §3 before the first turn ---------------------------------------------------------------
+
 
 def test_joker_on_layout_goes_to_dealer_and_is_replaced():
     rules = Rules(jokers=1)
@@ -130,6 +133,7 @@ def test_dealt_stack_is_captured_whole_and_has_no_owner(preset):
 
 # ---- §4 a turn: shake, bomb, pass, flip-only, jokers ------------------------------------------
 
+
 def test_shake_reveals_three_cards_that_stay_in_hand(preset, players):
     rules = rules_of(preset, players)
     g = from_position(rules, position(rules, seats(rules, [0, 1, 2, 8]), layout=[4]))
@@ -164,7 +168,9 @@ def test_bomb_captures_four_gives_two_pass_tokens_then_flips(preset, players):
 
 def test_pass_spends_a_token_and_only_flips(preset, players):
     rules = rules_of(preset, players)
-    g = from_position(rules, position(rules, seats(rules, [8]), layout=[4], stock=[5], pass_tokens=[1] + [0] * (players - 1)))
+    g = from_position(
+        rules, position(rules, seats(rules, [8]), layout=[4], stock=[5], pass_tokens=[1] + [0] * (players - 1))
+    )
     assert A.PASS in g.legal_actions()
     events = g.step(A.PASS)
     assert g.pass_tokens[0] == 0 and g.hands[0] == {8}
@@ -219,6 +225,7 @@ def test_flip_is_skipped_when_the_stock_is_empty(preset, players):
 
 
 # ---- §5 matching -------------------------------------------------------------------------------
+
 
 def test_played_card_with_no_match_is_placed(preset, players):
     rules = rules_of(preset, players)
@@ -312,8 +319,7 @@ def test_ttadak_after_an_automatic_pick(preset, players):
 
 def test_flipped_card_is_placed_pairs_or_takes_a_stack(preset):
     rules = rules_of(preset)
-    g = from_position(rules, position(rules, {0: [0, 9], 1: [20, 21]}, layout=[4, 12, 13, 14],
-                                      stock=[5, 28, 15]))
+    g = from_position(rules, position(rules, {0: [0, 9], 1: [20, 21]}, layout=[4, 12, 13, 14], stock=[5, 28, 15]))
     assert g.step(0).captured[0] == {4, 5}  # flip pairs
     g.step(20)
     assert 28 in g.layout  # seat 1's flip placed
@@ -339,6 +345,7 @@ def test_hand_choice_is_made_before_the_flip_even_when_ttadak_makes_it_moot(pres
 
 
 # ---- §6 steals ---------------------------------------------------------------------------------
+
 
 def test_sweep_steals_one_from_the_opponent(preset, players):
     rules = rules_of(preset, players)
@@ -367,8 +374,15 @@ def test_ja_ppuk_on_the_next_turn_steals_two(preset):
 
 def test_own_ppuk_from_an_earlier_turn_is_ja_ppuk_only_in_korean(preset, players):
     rules = rules_of(preset, players)
-    pos = position(rules, seats(rules, [1]), layout=[0, 2, 3], stock=[8], piles={1: [6, 7]},
-                   stacks={0: (0, 1)}, turns=[3] + [2] * (players - 1))
+    pos = position(
+        rules,
+        seats(rules, [1]),
+        layout=[0, 2, 3],
+        stock=[8],
+        piles={1: [6, 7]},
+        stacks={0: (0, 1)},
+        turns=[3] + [2] * (players - 1),
+    )
     events = from_position(rules, pos).step(1)
     expected = 1 if preset == "korean" else 0
     assert events.count(Event.JA_PPUK, seat=0) == expected
@@ -377,8 +391,15 @@ def test_own_ppuk_from_an_earlier_turn_is_ja_ppuk_only_in_korean(preset, players
 
 def test_capturing_another_players_ppuk_is_a_plain_stack_capture(preset, players):
     rules = rules_of(preset, players)
-    pos = position(rules, seats(rules, [1]), layout=[0, 2, 3], stock=[8], piles={1: [6, 7]},
-                   stacks={0: (1, 1)}, turns=[2] + [1] * (players - 1))
+    pos = position(
+        rules,
+        seats(rules, [1]),
+        layout=[0, 2, 3],
+        stock=[8],
+        piles={1: [6, 7]},
+        stacks={0: (1, 1)},
+        turns=[2] + [1] * (players - 1),
+    )
     events = from_position(rules, pos).step(1)
     assert events.count(Event.JA_PPUK) == 0 and events.stolen[0][1] == {6}
 
@@ -409,8 +430,7 @@ def test_each_opponent_gives_with_three_players(preset):
 
 def test_steal_events_add_up(preset, players):
     rules = rules_of(preset, players)
-    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3, 5, 6, 7], stock=[4],
-                   piles={1: [10, 11, 14, 15]})
+    pos = position(rules, seats(rules, [0]), layout=[1, 2, 3, 5, 6, 7], stock=[4], piles={1: [10, 11, 14, 15]})
     events = from_position(rules, pos).step(0)
     assert events.count(Event.STACK_CAPTURE, seat=0) == 2 and events.count(Event.SWEEP, seat=0) == 1
     assert events.stolen[0][1] == {10, 11, 14}
@@ -418,10 +438,10 @@ def test_steal_events_add_up(preset, players):
 
 # ---- §7 scoring is tested in test_scoring.py; §8 go or stop ------------------------------------
 
+
 def _at_seven(rules, opponent_pile):
     """Seat 0 holds 15 junk (6 points) and takes one more: 7 points."""
-    return position(rules, {0: [34], 1: [20]}, layout=[33], stock=[8],
-                    piles={0: JUNK_15, 1: opponent_pile})
+    return position(rules, {0: [34], 1: [20]}, layout=[33], stock=[8], piles={0: JUNK_15, 1: opponent_pile})
 
 
 def test_go_or_stop_is_offered_on_reaching_the_target(preset):
@@ -442,8 +462,9 @@ def test_stop_pays_the_score(preset):
 
 def test_go_continues_and_the_score_must_rise_before_the_next_decision(preset):
     rules = rules_of(preset)
-    pos = position(rules, {0: [34, 40], 1: [20, 24]}, layout=[33, 45], stock=[8, 28, 44],
-                   piles={0: JUNK_15, 1: [35, 38, 39]})
+    pos = position(
+        rules, {0: [34, 40], 1: [20, 24]}, layout=[33, 45], stock=[8, 28, 44], piles={0: JUNK_15, 1: [35, 38, 39]}
+    )
     g = from_position(rules, pos)
     g.step(34)
     g.step(A.GO)
@@ -488,6 +509,7 @@ def test_target_option_changes_the_threshold():
 
 
 # ---- §9 payment ------------------------------------------------------------------------------
+
 
 def _stop_payment(rules, winner_pile, loser_piles, **kw) -> list[int]:
     hands = {s: [c] for s, c in zip(range(1, rules.players), (13, 17))}
@@ -591,6 +613,7 @@ def test_korean_bomb_counts_as_a_shake_at_payment():
 
 # ---- §12 korean options in play ---------------------------------------------------------------
 
+
 def test_korean_september_animal_is_stolen_only_as_junk():
     for preset, expected in (("korean", {32}), ("seed", {41})):
         rules = rules_of(preset, jokers=2)
@@ -627,6 +650,7 @@ def test_korean_last_card_would_be_jjok_steals_nothing(preset, players):
 
 
 # ---- §11 actions ------------------------------------------------------------------------------
+
 
 def test_illegal_action_names_the_action_phase_and_legal_actions(preset, players):
     rules = rules_of(preset, players)

@@ -1,4 +1,5 @@
 """The shipped model ``model:ppo``: loadable by name, plays legal moves, beats greedy, playable."""
+
 from __future__ import annotations
 
 import io

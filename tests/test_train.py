@@ -1,4 +1,5 @@
 """Training: configs, the opponent pool and go/stop-only env, behaviour cloning, PPO runs."""
+
 from __future__ import annotations
 
 import json
@@ -10,18 +11,27 @@ pytest.importorskip("sb3_contrib")
 
 from gostop.agents.greedy import Greedy  # noqa: E402
 from gostop.agents.learned import GoStopComposite, NetworkPolicy, read_meta, save_model  # noqa: E402
-from gostop.agents.registry import load_model  # noqa: E402
-from gostop.agents.registry import make_agent  # noqa: E402
+from gostop.agents.registry import (
+    load_model,  # noqa: E402
+    make_agent,  # noqa: E402
+)
+from gostop.train.bc import agreement, clone, collect  # noqa: E402
+from gostop.train.config import TrainConfig  # noqa: E402
+from gostop.train.ppo import train  # noqa: E402
 from gostop_env.core import Phase, Rules  # noqa: E402
 from gostop_env.core import actions as A  # noqa: E402
 from gostop_env.policy import RandomPolicy  # noqa: E402
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool  # noqa: E402
-from gostop.train.bc import agreement, clone, collect  # noqa: E402
-from gostop.train.config import TrainConfig  # noqa: E402
-from gostop.train.ppo import train  # noqa: E402
 
-SMOKE = ["ppo.timesteps=1024", "checkpoint_every=512", "opponents.snapshot_every=512", "eval.every=512",
-         "eval.deals=20", "bc.hands=32", "bc.epochs=1"]
+SMOKE = [
+    "ppo.timesteps=1024",
+    "checkpoint_every=512",
+    "opponents.snapshot_every=512",
+    "eval.every=512",
+    "eval.deals=20",
+    "bc.hands=32",
+    "bc.epochs=1",
+]
 
 
 def smoke(tmp_path, *extra: str) -> TrainConfig:
@@ -37,12 +47,21 @@ def test_shipped_configs_load_and_overrides_apply():
         assert TrainConfig.load(name).ppo.timesteps > 0
 
 
-@pytest.mark.parametrize("override, message", [
-    ("ppo.timestep=5", "unknown key"), ("colour=1", "unknown key"), ("kind='dqn'", "kind must be"),
-    ("ppo.reward='points'", "ppo.reward"), ("ppo.envs=0", "ppo.envs"), ("players=4", "players"),
-    ("opponents.pool={}", "opponents.pool"), ("noequals", "section.key=value"),
-    ("players=3", "eval.against"), ("opponents.max_snapshots=0", "max_snapshots"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("ppo.timestep=5", "unknown key"),
+        ("colour=1", "unknown key"),
+        ("kind='dqn'", "kind must be"),
+        ("ppo.reward='points'", "ppo.reward"),
+        ("ppo.envs=0", "ppo.envs"),
+        ("players=4", "players"),
+        ("opponents.pool={}", "opponents.pool"),
+        ("noequals", "section.key=value"),
+        ("players=3", "eval.against"),
+        ("opponents.max_snapshots=0", "max_snapshots"),
+    ],
+)
 def test_bad_config_values_are_named(override, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig.load("smoke", [override])
@@ -86,8 +105,9 @@ def test_opponent_pool_draws_by_weight_and_never_a_zero_weight():
 
 
 def test_go_stop_env_asks_the_learner_only_go_or_stop():
-    env = GoStopVecEnv(32, opponents=Greedy(), learner_decides="go_stop", learner_autoplay=Greedy(),
-                       reward="win", seed=3)
+    env = GoStopVecEnv(
+        32, opponents=Greedy(), learner_decides="go_stop", learner_autoplay=Greedy(), reward="win", seed=3
+    )
     env.reset()
     rng, finished = np.random.default_rng(0), 0
     for _ in range(40):
@@ -181,8 +201,14 @@ def test_go_stop_run_gives_a_go_stop_model_on_its_card_player(tmp_path):
 
 
 def test_three_player_korean_run(tmp_path):
-    config = smoke(tmp_path, "players=3", "preset='korean'", "opponents.pool={greedy=1.0, random=1.0}",
-                   "eval.against=['greedy', 'random']", "opponents.snapshot_every=0")
+    config = smoke(
+        tmp_path,
+        "players=3",
+        "preset='korean'",
+        "opponents.pool={greedy=1.0, random=1.0}",
+        "eval.against=['greedy', 'random']",
+        "opponents.snapshot_every=0",
+    )
     out = train(config, progress=False, log=lambda _: None)
     evals = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
     assert evals[-1]["against"] == "greedy + random"
@@ -201,8 +227,15 @@ def test_cli_train(tmp_path, capsys):
 def test_cli_train_overwrite_replaces_only_a_run_folder(tmp_path):
     from gostop.train.cli import main
 
-    args = ["train", "smoke", "--quiet", "--out", str(tmp_path / "run"), *(f"--set={s}" for s in SMOKE),
-            "--set=ppo.timesteps=512"]
+    args = [
+        "train",
+        "smoke",
+        "--quiet",
+        "--out",
+        str(tmp_path / "run"),
+        *(f"--set={s}" for s in SMOKE),
+        "--set=ppo.timesteps=512",
+    ]
     assert main(args) == 0
     (tmp_path / "run" / "marker").write_text("old")
     assert main([*args, "--overwrite"]) == 0

@@ -1,5 +1,6 @@
 """Trust and safety: untrusted files are checked (never executed), logs never change figures
 silently, bad input gets a clear error of the documented type."""
+
 from __future__ import annotations
 
 import fcntl
@@ -12,11 +13,10 @@ import pytest
 
 from gostop.agents.tournament import LOCK_FILE, TournamentConfig, TournamentLogError, run_tournament
 from gostop.train.cli import main
+from gostop.train.config import TrainConfig
 from gostop_env.core import GameBatch, IllegalActionError, ReferenceGame, Result, Rules, random_legal_actions
 from gostop_env.core.rules import MAX_CARRY
 from gostop_env.replay import Replay
-from gostop.train.config import TrainConfig
-
 
 # ---- actions are integers -----------------------------------------------------------------------
 NOT_INTEGERS = [2.7, 3.0, "3", None, True, np.float64(1.0), [1]]
@@ -81,8 +81,18 @@ def test_opponents_given_by_name_get_a_clear_error():
 
 
 # ---- rules and the nagari carry ------------------------------------------------------------------
-@pytest.mark.parametrize("options", [dict(players=2.0), dict(players="2"), dict(jokers=1.0), dict(jokers=True),
-                                     dict(go_multiplier=1), dict(target=7.5), dict(pi_bak_threshold=2.0)])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(players=2.0),
+        dict(players="2"),
+        dict(jokers=1.0),
+        dict(jokers=True),
+        dict(go_multiplier=1),
+        dict(target=7.5),
+        dict(pi_bak_threshold=2.0),
+    ],
+)
 def test_rules_refuse_values_of_the_wrong_type(options):
     with pytest.raises(ValueError, match=next(iter(options))):
         Rules(**options)
@@ -95,8 +105,10 @@ def test_rules_take_numpy_integers_as_python_ints():
 
 @pytest.mark.parametrize("carry", [MAX_CARRY + 1, 10**9, 10**30, -1, 2.0, True])
 def test_carry_out_of_bounds_is_refused_at_once_by_both_engines(carry):
-    for start in (lambda: ReferenceGame.from_seed(Rules.preset("korean"), 0, carry=carry),
-                  lambda: GameBatch.from_seed(Rules.preset("korean"), 0, 2, carry=carry)):
+    for start in (
+        lambda: ReferenceGame.from_seed(Rules.preset("korean"), 0, carry=carry),
+        lambda: GameBatch.from_seed(Rules.preset("korean"), 0, 2, carry=carry),
+    ):
         with pytest.raises((ValueError, TypeError), match="carry"):
             start()
 
@@ -146,17 +158,37 @@ def test_carry_stays_at_the_bound_after_another_nagari():
 # ---- replay files ---------------------------------------------------------------------------------
 def _replay_text(**changes):
     game = ReferenceGame.from_seed(Rules(), 1)
-    data = {"format": "gostop-replay/1", "rules": Rules().to_dict(), "deck": [int(c) for c in game.deck],
-            "actions": [], "carry": 0, "payments": []}
+    data = {
+        "format": "gostop-replay/1",
+        "rules": Rules().to_dict(),
+        "deck": [int(c) for c in game.deck],
+        "actions": [],
+        "carry": 0,
+        "payments": [],
+    }
     return json.dumps({**data, **changes})
 
 
-@pytest.mark.parametrize("text", [
-    "null", "123", "[" * 50_000 + "]" * 50_000, "{", "\xff", _replay_text(deck="abc"),
-    _replay_text(deck=[float(c) for c in range(48)]), _replay_text(deck=[str(c) for c in range(48)]),
-    _replay_text(rules={"players": 2.0}), _replay_text(rules={"bogus": 1}), _replay_text(carry=10**30),
-    _replay_text(actions=[1.5]), _replay_text(payments=[1, 2, 3]), _replay_text(extra=1),
-], ids=lambda t: t[:30])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "null",
+        "123",
+        "[" * 50_000 + "]" * 50_000,
+        "{",
+        "\xff",
+        _replay_text(deck="abc"),
+        _replay_text(deck=[float(c) for c in range(48)]),
+        _replay_text(deck=[str(c) for c in range(48)]),
+        _replay_text(rules={"players": 2.0}),
+        _replay_text(rules={"bogus": 1}),
+        _replay_text(carry=10**30),
+        _replay_text(actions=[1.5]),
+        _replay_text(payments=[1, 2, 3]),
+        _replay_text(extra=1),
+    ],
+    ids=lambda t: t[:30],
+)
 def test_bad_replay_files_are_refused_with_a_value_error(tmp_path, text):
     path = tmp_path / "bad.json"
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
@@ -247,12 +279,28 @@ def test_ray_backend_without_ray_says_which_extra_to_install(monkeypatch):
 
 
 # ---- training configs ----------------------------------------------------------------------------
-@pytest.mark.parametrize("override", [
-    'ppo.timesteps="abc"', "ppo.envs=2.5", 'ppo.net_arch="abc"', 'opponents.pool={greedy="x"}',
-    "ppo.timesteps=1500.5", "ppo.net_arch=[0]", "ppo.gamma=-3", "checkpoint_every=-5", 'eval.against=["bogus"]',
-    "ppo=5", "seed=-1", "ppo.learning_rate=nan", 'bc.teacher="nope"', "players=2.0", "opponents.pool={}",
-    "ppo.net_arch=[8,8,8,8,8,8,8,8,8]", 'encoding="pixels"',
-])
+@pytest.mark.parametrize(
+    "override",
+    [
+        'ppo.timesteps="abc"',
+        "ppo.envs=2.5",
+        'ppo.net_arch="abc"',
+        'opponents.pool={greedy="x"}',
+        "ppo.timesteps=1500.5",
+        "ppo.net_arch=[0]",
+        "ppo.gamma=-3",
+        "checkpoint_every=-5",
+        'eval.against=["bogus"]',
+        "ppo=5",
+        "seed=-1",
+        "ppo.learning_rate=nan",
+        'bc.teacher="nope"',
+        "players=2.0",
+        "opponents.pool={}",
+        "ppo.net_arch=[8,8,8,8,8,8,8,8,8]",
+        'encoding="pixels"',
+    ],
+)
 def test_bad_config_values_are_refused_up_front_naming_the_key(override):
     key = override.split("=")[0].split(".")[-1]
     with pytest.raises(ValueError, match=key):
@@ -260,19 +308,26 @@ def test_bad_config_values_are_refused_up_front_naming_the_key(override):
 
 
 # ---- outputs checked before the work ---------------------------------------------------------------
-@pytest.mark.parametrize("args", [
-    ["go-stop", "values", "greedy", "--out", "/proc/gostop.csv"],
-    ["go-stop", "values", "greedy", "--out", "values.txt"],
-    ["go-stop", "sweep", "--out", "/proc/gostop.csv"],
-    ["play", "--save", "/proc/hand.json"],
-    ["tournament", "greedy", "random", "--out", "/proc/gostop"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["go-stop", "values", "greedy", "--out", "/proc/gostop.csv"],
+        ["go-stop", "values", "greedy", "--out", "values.txt"],
+        ["go-stop", "sweep", "--out", "/proc/gostop.csv"],
+        ["play", "--save", "/proc/hand.json"],
+        ["tournament", "greedy", "random", "--out", "/proc/gostop"],
+    ],
+)
 def test_unwritable_outputs_fail_before_any_work(monkeypatch, tmp_path, args, capsys):
     def no_work(*_args, **_kwargs):
         raise AssertionError("the work started before the destination was checked")
 
-    for target in ("gostop.agents.studies.value_dataset", "gostop.agents.studies.versus", "gostop_env.human.play_in_terminal",
-                   "gostop.agents.tournament._run"):
+    for target in (
+        "gostop.agents.studies.value_dataset",
+        "gostop.agents.studies.versus",
+        "gostop_env.human.play_in_terminal",
+        "gostop.agents.tournament._run",
+    ):
         monkeypatch.setattr(target, no_work)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
@@ -311,8 +366,12 @@ from gostop.agents.registry import load_model, make_agent  # noqa: E402
 def _network(width: int = 8):
     from gostop.agents.learned import _empty_network
 
-    return _empty_network({"encoding": "vector", "network": {
-        "inputs": 571, "actions": 125, "pi": [width], "vf": [width], "activation": "tanh"}})
+    return _empty_network(
+        {
+            "encoding": "vector",
+            "network": {"inputs": 571, "actions": 125, "pi": [width], "vf": [width], "activation": "tanh"},
+        }
+    )
 
 
 META = {"encoding": "vector", "players": 2, "preset": "seed", "decides": "all"}
@@ -371,18 +430,21 @@ def _edit(folder, **changes):
     (folder / "model.json").write_text(json.dumps(meta))
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(encoding="tokens"), "inputs"),
-    (dict(encoding=["vector"]), "encoding"),
-    (dict(players=None), "missing key 'players'"),
-    (dict(network=None), "missing key 'network'"),
-    (dict(players=3), "weights were saved for players"),
-    (dict(players="2"), "players"),
-    (dict(decides="go_stop"), "card_player"),
-    (dict(format="gostop-model/9"), "unknown model format"),
-    (dict(network={"inputs": 571, "actions": 125, "pi": [9], "vf": [8], "activation": "tanh"}), "do not fit"),
-    (dict(network={"inputs": 571, "actions": 125, "pi": [8], "vf": [8], "activation": "gelu"}), "activation"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(encoding="tokens"), "inputs"),
+        (dict(encoding=["vector"]), "encoding"),
+        (dict(players=None), "missing key 'players'"),
+        (dict(network=None), "missing key 'network'"),
+        (dict(players=3), "weights were saved for players"),
+        (dict(players="2"), "players"),
+        (dict(decides="go_stop"), "card_player"),
+        (dict(format="gostop-model/9"), "unknown model format"),
+        (dict(network={"inputs": 571, "actions": 125, "pi": [9], "vf": [8], "activation": "tanh"}), "do not fit"),
+        (dict(network={"inputs": 571, "actions": 125, "pi": [8], "vf": [8], "activation": "gelu"}), "activation"),
+    ],
+)
 def test_model_json_is_checked_against_the_network(model, changes, message):
     _edit(model, **changes)
     with pytest.raises(ModelError, match=message):

@@ -6,10 +6,12 @@ seat finally won. :func:`clone` trains a masked actor-critic network (the policy
 MaskablePPO model) on them: cross-entropy on the teacher's actions (go/stop decisions
 weighted up) plus a value loss on the final chips, so PPO fine-tuning starts from both.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -32,22 +34,29 @@ class Demonstrations:
     def __len__(self) -> int:
         return len(self.actions)
 
-    def only(self, rows: np.ndarray) -> "Demonstrations":
+    def only(self, rows: np.ndarray) -> Demonstrations:
         return Demonstrations(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
 
     @staticmethod
-    def concatenate(parts: list["Demonstrations"]) -> "Demonstrations":
+    def concatenate(parts: list[Demonstrations]) -> Demonstrations:
         fields = Demonstrations.__dataclass_fields__
         return Demonstrations(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
 
 
-def collect(teacher: Policy, rules: Rules, hands: int, seed: int, encoding: str = "vector",
-            batch_size: int = 1024, progress: Callable[[Iterable], Iterable] | None = None) -> Demonstrations:
+def collect(
+    teacher: Policy,
+    rules: Rules,
+    hands: int,
+    seed: int,
+    encoding: str = "vector",
+    batch_size: int = 1024,
+    progress: Callable[[Iterable], Iterable] | None = None,
+) -> Demonstrations:
     """Play ``hands`` hands with ``teacher`` in every seat; record all its decisions."""
     rng = np.random.default_rng([seed, 1])
     parts = []
     starts = range(0, hands, batch_size)
-    for start in (progress(starts) if progress else starts):
+    for start in progress(starts) if progress else starts:
         decks = shuffled_decks(rules, np.random.default_rng([seed, 0, start]), min(batch_size, hands - start))
         parts.append(_record_hands(teacher, GameBatch(rules, decks), encoding, rng))
     return Demonstrations.concatenate(parts)
@@ -62,21 +71,39 @@ def _record_hands(teacher: Policy, batch: GameBatch, encoding: str, rng: np.rand
         seen = observe(teacher, batch, games, seats)
         chosen = check_actions(teacher(seen, masks, rng), masks, "the teacher")
         rows["obs"].append(seen if teacher.encoding == encoding else encode(batch.select(games), seats, encoding))
-        for key, value in (("masks", masks), ("actions", chosen), ("go_stop", batch.phase[games] == Phase.GO_STOP),
-                           ("game", games), ("seat", seats)):
+        for key, value in (
+            ("masks", masks),
+            ("actions", chosen),
+            ("go_stop", batch.phase[games] == Phase.GO_STOP),
+            ("game", games),
+            ("seat", seats),
+        ):
             rows[key].append(value)
         actions = np.full(len(batch), -1, np.int64)
         actions[games] = chosen
         batch.step(actions)
     game, seat = np.concatenate(rows["game"]), np.concatenate(rows["seat"])
-    return Demonstrations(np.concatenate(rows["obs"]).astype(np.float32), np.concatenate(rows["masks"]),
-                          np.concatenate(rows["actions"]), np.concatenate(rows["go_stop"]),
-                          batch.payments[game, seat].astype(np.float32))
+    return Demonstrations(
+        np.concatenate(rows["obs"]).astype(np.float32),
+        np.concatenate(rows["masks"]),
+        np.concatenate(rows["actions"]),
+        np.concatenate(rows["go_stop"]),
+        batch.payments[game, seat].astype(np.float32),
+    )
 
 
-def clone(network: Any, demos: Demonstrations, epochs: int, batch_size: int, learning_rate: float, seed: int,
-          go_stop_weight: float = 1.0, value_weight: float = 0.5, reward_scale: float = 1.0,
-          held_out: float = 0.05) -> list[dict[str, float]]:
+def clone(
+    network: Any,
+    demos: Demonstrations,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    go_stop_weight: float = 1.0,
+    value_weight: float = 0.5,
+    reward_scale: float = 1.0,
+    held_out: float = 0.05,
+) -> list[dict[str, float]]:
     """Fit ``network`` (a ``MaskableActorCriticPolicy``) to ``demos``; return per-epoch figures
     (training loss, and the held-out share of decisions where it picks the teacher's action,
     overall and at go/stop decisions)."""
@@ -90,20 +117,24 @@ def clone(network: Any, demos: Demonstrations, epochs: int, batch_size: int, lea
     network.set_training_mode(True)
     history = []
     for epoch in range(epochs):
-        losses = [_fit_batch(network, optimizer, train.only(rows), go_stop_weight, value_weight, reward_scale)
-                  for rows in np.array_split(rng.permutation(len(train)), max(1, len(train) // batch_size))]
+        losses = [
+            _fit_batch(network, optimizer, train.only(rows), go_stop_weight, value_weight, reward_scale)
+            for rows in np.array_split(rng.permutation(len(train)), max(1, len(train) // batch_size))
+        ]
         history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)), **agreement(network, test)})
     network.set_training_mode(False)
     return history
 
 
-def _fit_batch(network: Any, optimizer: Any, batch: Demonstrations, go_stop_weight: float,
-               value_weight: float, reward_scale: float) -> float:
+def _fit_batch(
+    network: Any, optimizer: Any, batch: Demonstrations, go_stop_weight: float, value_weight: float, reward_scale: float
+) -> float:
     import torch
 
     obs = torch.as_tensor(batch.observations)
-    values, log_prob, _ = network.evaluate_actions(obs, torch.as_tensor(batch.actions),
-                                                   action_masks=torch.as_tensor(batch.masks))
+    values, log_prob, _ = network.evaluate_actions(
+        obs, torch.as_tensor(batch.actions), action_masks=torch.as_tensor(batch.masks)
+    )
     weights = torch.as_tensor(np.where(batch.go_stop, go_stop_weight, 1.0), dtype=torch.float32)
     returns = torch.as_tensor(batch.returns * reward_scale)
     loss = -(weights * log_prob).sum() / weights.sum() + value_weight * ((values.flatten() - returns) ** 2).mean()
@@ -121,5 +152,7 @@ def agreement(network: Any, demos: Demonstrations) -> dict[str, float]:
         return {"agreement": float("nan"), "go_stop_agreement": float("nan")}
     chosen = NetworkPolicy(network)(demos.observations, demos.masks, np.random.default_rng(0))
     same = chosen == demos.actions
-    return {"agreement": float(same.mean()),
-            "go_stop_agreement": float(same[demos.go_stop].mean()) if demos.go_stop.any() else float("nan")}
+    return {
+        "agreement": float(same.mean()),
+        "go_stop_agreement": float(same[demos.go_stop].mean()) if demos.go_stop.any() else float("nan"),
+    }

@@ -19,6 +19,7 @@
 Torch runs on one thread unless ``OMP_NUM_THREADS`` says otherwise (small networks on few
 cores run fastest that way).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,18 +27,57 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
-from gostop_env.core import Event, GameBatch, ReferenceGame, Result, Rules, action_name, card_name, random_legal_actions
+from gostop_env.core import (
+    Event,
+    GameBatch,
+    IllegalActionError,
+    ReferenceGame,
+    Result,
+    Rules,
+    action_name,
+    card_name,
+    random_legal_actions,
+)
 from gostop_env.outputs import writable_file
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``gostop`` command line; return its exit status. A bad option or value ends in
+    ``SystemExit(2)`` with a message naming the command; an agent's illegal move, ``1``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    try:
+        return int(args.run(args))
+    except IllegalActionError as error:  # a ValueError too, but not the user's: say whose fault it is
+        _fail(args.command, f"an agent chose an illegal move (a fault of that agent, not of the command): {error}", 1)
+    except ValueError as error:
+        _fail(args.command, str(error), 2)
+
+
+def _fail(command: str, message: str, status: int) -> NoReturn:
+    print(f"gostop {command}: error: {message}", file=sys.stderr)
+    raise SystemExit(status)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``gostop`` parser: one subcommand each, its handler in ``run``."""
     parser = argparse.ArgumentParser(prog="gostop", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_play_commands(commands)
+    _add_training_commands(commands)
+    _add_study_commands(commands)
+    return parser
+
+
+def _add_play_commands(commands: Any) -> None:
+    """simulate, deal, compare, tournament, play, replay."""
     simulate = commands.add_parser("simulate", help="play random hands in batch and summarise them")
     _rules_arguments(simulate)
     simulate.add_argument("--hands", type=_positive, default=20_000, help="hands to play (default 20000)")
@@ -61,8 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     tournament.add_argument("--workers", type=_positive, default=1, help="parallel worker processes")
     tournament.add_argument("--out", default="tournament", help="output folder (resumes from it; default ./tournament)")
     tournament.add_argument("--replays", type=_natural, default=0, help="save the hands with the largest payments")
-    tournament.add_argument("--decisions", action="store_true",
-                            help="record every go/stop decision with its features and outcome (decisions.csv)")
+    tournament.add_argument(
+        "--decisions",
+        action="store_true",
+        help="record every go/stop decision with its features and outcome (decisions.csv)",
+    )
     tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
     play.add_argument("--opponent", default="greedy", help="agent name for every other seat (default greedy)")
@@ -73,10 +116,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     play.add_argument("--save", default=None, help="save the hand as a replay JSON file")
     replay = commands.add_parser("replay", help="print a saved hand turn by turn")
     replay.add_argument("file")
+    simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed))
+    deal.set_defaults(run=lambda a: _deal(_rules(a), a.seed))
+    compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed))
+    tournament.set_defaults(run=_tournament)
+    play.set_defaults(run=_play)
+    replay.set_defaults(run=lambda a: _replay(a.file))
+
+
+def _add_training_commands(commands: Any) -> None:
+    """train, train-rllib, convert-model."""
     train = commands.add_parser("train", help="train an agent (behaviour cloning + MaskablePPO league)")
     train.add_argument("config", help="a TOML config file, or a shipped config's name (e.g. quick)")
-    train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="override a config key, e.g. --set ppo.timesteps=100000 (repeatable)")
+    train.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key, e.g. --set ppo.timesteps=100000 (repeatable)",
+    )
     train.add_argument("--out", default=None, help="run folder (overrides the config's out)")
     train.add_argument("--resume", action="store_true", help="continue the run in the out folder")
     train.add_argument("--overwrite", action="store_true", help="delete the out folder's earlier run first")
@@ -89,9 +147,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     rllib.add_argument("--preset", default="seed")
     rllib.add_argument("--seed", type=_seed, default=0)
     rllib.add_argument("--batch", type=_positive, default=4000, help="env steps per iteration (default 4000)")
-    convert = commands.add_parser("convert-model", help="convert a trusted old-format model folder (policy.pth) "
-                                  "to policy.safetensors")
+    convert = commands.add_parser(
+        "convert-model", help="convert a trusted old-format model folder (policy.pth) to policy.safetensors"
+    )
     convert.add_argument("folder", help="the model folder; loading its pickle runs its code: only one you trust")
+    train.set_defaults(run=_train)
+    rllib.set_defaults(run=_train_rllib)
+    convert.set_defaults(run=lambda a: _convert_model(a.folder))
+
+
+def _add_study_commands(commands: Any) -> None:
+    """go-stop sweep and go-stop values."""
     study = commands.add_parser("go-stop", help="go/stop studies: threshold sweeps, go and stop values")
     kinds = study.add_subparsers(dest="study", required=True)
     sweep = kinds.add_parser("sweep", help="threshold rules (and other agents) against a reference agent")
@@ -99,8 +165,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sweep.add_argument("--against", default="greedy", help="the reference agent (default greedy)")
     sweep.add_argument("--also", nargs="*", default=[], help="more agents to compare, e.g. greedy:stop=ev:n=8")
     for key, default in (("k", "none"), ("gos", "none 1 2 3"), ("stock", "none 2 4 6 8"), ("margin", "none 1 3 5")):
-        sweep.add_argument(f"--{key}", nargs="+", default=default.split(), metavar="N",
-                           help=f"grid values of the threshold rule's {key} ('none' leaves it out; default {default})")
+        sweep.add_argument(
+            f"--{key}",
+            nargs="+",
+            default=default.split(),
+            metavar="N",
+            help=f"grid values of the threshold rule's {key} ('none' leaves it out; default {default})",
+        )
     sweep.add_argument("--deals", type=_positive, default=2000)
     sweep.add_argument("--seed", type=_seed, default=0)
     sweep.add_argument("--workers", type=_positive, default=1)
@@ -114,32 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     values.add_argument("--perfect", action="store_true", help="also the perfect-information values")
     values.add_argument("--seed", type=_seed, default=0)
     values.add_argument("--out", default="go_stop_values.csv", help="CSV or .parquet file (default go_stop_values.csv)")
-    args = parser.parse_args(argv)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    try:
-        if args.command == "train":
-            return _train(args)
-        if args.command == "train-rllib":
-            return _train_rllib(args)
-        if args.command == "go-stop":
-            return _sweep(args) if args.study == "sweep" else _values(args)
-        if args.command == "tournament":
-            return _tournament(args)
-        if args.command == "convert-model":
-            return _convert_model(args.folder)
-        if args.command == "play":
-            return _play(args)
-        if args.command == "replay":
-            return _replay(args.file)
-        if args.command == "compare":
-            return _compare(args.agents, args.preset, args.deals, args.seed)
-        rules = Rules.preset(args.preset, players=args.players, jokers=args.jokers)
-        if args.command == "simulate":
-            return _simulate(rules, args.hands, args.batch, args.seed)
-        return _deal(rules, args.seed)
-    except ValueError as error:
-        parser.error(str(error))
-    return 2
+    sweep.set_defaults(run=_sweep)
+    values.set_defaults(run=_values)
+
+
+def _rules(args: argparse.Namespace) -> Rules:
+    return Rules.preset(args.preset, players=args.players, jokers=args.jokers)
 
 
 def _integer(text: str, lowest: int, what: str) -> int:
@@ -243,26 +294,42 @@ def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
 def _tournament(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from gostop.agents.report import leaderboard_markdown, write_outputs
+    from gostop.agents.report import leaderboard_markdown, plots_available, write_outputs
     from gostop.agents.tournament import TournamentConfig, run_tournament
 
-    config = TournamentConfig(tuple(args.agents), args.players, args.preset, args.deals, args.seed,
-                              args.chunk, args.workers, args.replays, args.decisions)
+    config = TournamentConfig(
+        tuple(args.agents),
+        args.players,
+        args.preset,
+        args.deals,
+        args.seed,
+        args.chunk,
+        args.workers,
+        args.replays,
+        args.decisions,
+    )
     start = time.perf_counter()
-    results = run_tournament(config, args.out, progress=lambda units, total: tqdm(
-        units, total=total, desc="units", unit="unit", file=sys.stderr), backend="ray" if args.ray else "local")
+    results = run_tournament(
+        config,
+        args.out,
+        progress=lambda units, total: tqdm(units, total=total, desc="units", unit="unit", file=sys.stderr),
+        backend="ray" if args.ray else "local",
+    )
     print(leaderboard_markdown(results))
     written = write_outputs(results, args.out)
     replays = [p for p in written if p.parent.name == "replays"]
     files = [str(p) for p in written if p not in replays]
-    print(f"\n{time.perf_counter() - start:.1f} s; wrote {', '.join(files)}"
-          + (f" and {len(replays)} replays" if replays else ""))
+    print(
+        f"\n{time.perf_counter() - start:.1f} s; wrote {', '.join(files)}"
+        + (f" and {len(replays)} replays" if replays else "")
+    )
+    if not plots_available():
+        print("(no PNG plots: matplotlib is not installed; pip install 'gostop[plots]')")
     return 0
 
 
 def _play(args: argparse.Namespace) -> int:
     from gostop.agents import make_agent
-
     from gostop_env.human import LeftGame, play_in_terminal
 
     rules = Rules.preset(args.preset, players=args.players)
@@ -297,8 +364,10 @@ def _train(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     out = train(config, resume=args.resume, progress=not args.quiet, log=tqdm.write)  # lines above the bars
-    print(f"\ntrained in {time.perf_counter() - start:.0f} s; the model: model:{out / 'model'} "
-          f"(evaluations in {out / 'eval.jsonl'}, TensorBoard logs in {out / 'tb'})")
+    print(
+        f"\ntrained in {time.perf_counter() - start:.0f} s; the model: model:{out / 'model'} "
+        f"(evaluations in {out / 'eval.jsonl'}, TensorBoard logs in {out / 'tb'})"
+    )
     return 0
 
 
@@ -312,14 +381,22 @@ def _sweep(args: argparse.Namespace) -> int:
         check_table_path(args.out)  # before the sweep, not after it
     grid = {key: [_grid_value(key, v) for v in getattr(args, key)] for key in ("k", "gos", "stock", "margin")}
     names = [*threshold_rules(args.card_player, **grid), *args.also]
-    rows = versus(names, args.against, args.deals, args.seed, workers=args.workers,
-                  progress=lambda agents: tqdm(agents, desc="rules", unit="rule", file=sys.stderr))
+    rows = versus(
+        names,
+        args.against,
+        args.deals,
+        args.seed,
+        workers=args.workers,
+        progress=lambda agents: tqdm(agents, desc="rules", unit="rule", file=sys.stderr),
+    )
     print(f"against {args.against}, {args.deals} duplicate deals each (seed rules, 2 players)\n")
     print("| agent | chips/hand | 95% CI | win rate | go rate | go success |\n|---|---|---|---|---|---|")
     for r in rows:
         low, high = r["chips_ci"]
-        print(f"| {r['agent']} | {r['chips']:+.3f} | {low:+.3f} .. {high:+.3f} | {r['win_rate']:.1%} "
-              f"| {r['go_rate']:.1%} | {r['go_success']:.1%} |")
+        print(
+            f"| {r['agent']} | {r['chips']:+.3f} | {low:+.3f} .. {high:+.3f} | {r['win_rate']:.1%} "
+            f"| {r['go_rate']:.1%} | {r['go_success']:.1%} |"
+        )
     if args.out:
         table = [_with_interval_bounds(r) for r in rows]
         save_table({k: [r[k] for r in table] for k in table[0]}, args.out)
@@ -362,8 +439,10 @@ def _values(args: argparse.Namespace) -> int:
     print("| cards left in the stock | decisions | advantage of going | 95% CI | going pays |\n|---|---|---|---|---|")
     for r in advantage_by(table, "stock_left", [0, 4, 8, 12, 16]):
         low, high = r["advantage_ci"]
-        print(f"| {r['stock_left']} | {r['decisions']} | {r['advantage']:+.2f} | {low:+.2f} .. {high:+.2f} "
-              f"| {r['going_pays']:.0%} |")
+        print(
+            f"| {r['stock_left']} | {r['decisions']} | {r['advantage']:+.2f} | {low:+.2f} .. {high:+.2f} "
+            f"| {r['going_pays']:.0%} |"
+        )
     return 0
 
 
@@ -375,9 +454,16 @@ def _train_rllib(args: argparse.Namespace) -> int:
     from gostop.train.rllib import train_rllib
 
     Rules.preset(args.preset, players=args.players)  # a bad preset or player count fails here, not in Ray
-    out = train_rllib(args.out, args.iterations, env_runners=args.env_runners, players=args.players,
-                      preset=args.preset, seed=args.seed, train_batch_size=args.batch,
-                      minibatch_size=max(1, args.batch // 8))
+    out = train_rllib(
+        args.out,
+        args.iterations,
+        env_runners=args.env_runners,
+        players=args.players,
+        preset=args.preset,
+        seed=args.seed,
+        train_batch_size=args.batch,
+        minibatch_size=max(1, args.batch // 8),
+    )
     print(f"saved the RLlib checkpoint in {out / 'checkpoint'} (figures per iteration: {out / 'progress.jsonl'})")
     return 0
 
@@ -427,13 +513,13 @@ def _deal(rules: Rules, seed: int) -> int:
         happened = [e.name.lower() for e in Event for _ in range(events.count(e))]
         if happened:
             print(f"    events: {', '.join(happened)}")
-    print(f"\nresult: {game.result.name.lower()}, "
-          f"scores {game.scores()}, payments {game.payments}")
+    print(f"\nresult: {game.result.name.lower()}, scores {game.scores()}, payments {game.payments}")
     return 0
 
 
 def _names(cards) -> str:
     return ", ".join(card_name(c) for c in sorted(cards)) or "-"
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

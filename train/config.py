@@ -12,13 +12,15 @@ name an agent. ``--set section.key=value`` on the command line overrides a key (
 is read as TOML).
 Shipped configurations live in ``train/configs/`` and can be named without their path.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 try:
     import tomllib
@@ -115,8 +117,13 @@ class TrainConfig:
             raise ValueError(f"ppo.reward must be 'chips' or 'win', got {self.ppo.reward!r}")
         if self.kind == "go_stop" and self.encoding != "vector":
             raise ValueError("go_stop training reads the vector encoding")
-        positive = {"ppo.timesteps": self.ppo.timesteps, "ppo.envs": self.ppo.envs, "ppo.n_steps": self.ppo.n_steps,
-                    "ppo.batch_size": self.ppo.batch_size, "eval.deals": self.eval.deals}
+        positive = {
+            "ppo.timesteps": self.ppo.timesteps,
+            "ppo.envs": self.ppo.envs,
+            "ppo.n_steps": self.ppo.n_steps,
+            "ppo.batch_size": self.ppo.batch_size,
+            "eval.deals": self.eval.deals,
+        }
         if self.bc is not None:
             positive.update({"bc.hands": self.bc.hands, "bc.epochs": self.bc.epochs})
         for key, value in positive.items():
@@ -153,7 +160,7 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         data = dict(data)
         _reject_unknown("the config", data, {f.name for f in dataclasses.fields(cls)})
         for name, section in SECTIONS.items():
@@ -169,7 +176,7 @@ class TrainConfig:
         return cls(**data)
 
     @classmethod
-    def load(cls, name_or_path: str, overrides: Sequence[str] = ()) -> "TrainConfig":
+    def load(cls, name_or_path: str, overrides: Sequence[str] = ()) -> TrainConfig:
         """Read a TOML file (or a shipped config by name), then apply ``section.key=value`` overrides."""
         path = Path(name_or_path)
         if not path.is_file() and (SHIPPED_CONFIGS / f"{name_or_path}.toml").is_file():
@@ -184,16 +191,32 @@ class TrainConfig:
 
 
 LIMITS: dict[str, tuple[float | None, float | None]] = {
-    "seed": (0, None), "checkpoint_every": (0, None),
-    "bc.hands": (1, None), "bc.epochs": (1, None), "bc.batch_size": (1, None), "bc.learning_rate": (1e-12, 10),
-    "bc.go_stop_weight": (0, None), "bc.value_weight": (0, None),
-    "ppo.timesteps": (1, None), "ppo.envs": (1, 65_536), "ppo.n_steps": (1, None), "ppo.batch_size": (2, None),
-    "ppo.epochs": (1, None), "ppo.learning_rate": (1e-12, 10), "ppo.gamma": (0, 1), "ppo.gae_lambda": (0, 1),
-    "ppo.ent_coef": (0, None), "ppo.clip_range": (1e-12, None), "ppo.reward_scale": (1e-12, None),
+    "seed": (0, None),
+    "checkpoint_every": (0, None),
+    "bc.hands": (1, None),
+    "bc.epochs": (1, None),
+    "bc.batch_size": (1, None),
+    "bc.learning_rate": (1e-12, 10),
+    "bc.go_stop_weight": (0, None),
+    "bc.value_weight": (0, None),
+    "ppo.timesteps": (1, None),
+    "ppo.envs": (1, 65_536),
+    "ppo.n_steps": (1, None),
+    "ppo.batch_size": (2, None),
+    "ppo.epochs": (1, None),
+    "ppo.learning_rate": (1e-12, 10),
+    "ppo.gamma": (0, 1),
+    "ppo.gae_lambda": (0, 1),
+    "ppo.ent_coef": (0, None),
+    "ppo.clip_range": (1e-12, None),
+    "ppo.reward_scale": (1e-12, None),
     "ppo.net_arch": (1, 4096),
-    "opponents.pool": (0, None), "opponents.snapshot_every": (0, None), "opponents.snapshot_weight": (0, None),
+    "opponents.pool": (0, None),
+    "opponents.snapshot_every": (0, None),
+    "opponents.snapshot_weight": (0, None),
     "opponents.max_snapshots": (1, None),
-    "eval.every": (0, None), "eval.deals": (1, None),
+    "eval.every": (0, None),
+    "eval.deals": (1, None),
 }
 """Lowest and highest allowed value of each numeric key (for lists and tables: of each entry)."""
 
@@ -210,12 +233,15 @@ TYPES = {
     "int": (_is_int, "an integer"),
     "float": (_is_number, "a number"),
     "str": (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string"),
-    "tuple[int, ...]": (lambda v: isinstance(v, tuple) and 1 <= len(v) <= 8 and all(map(_is_int, v)),
-                        "a list of 1 to 8 integers"),
-    "tuple[str, ...]": (lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v),
-                        "a list of agent names"),
-    "dict[str, float]": (lambda v: isinstance(v, dict) and all(map(_is_number, v.values())),
-                         "a table of agent names and numbers"),
+    "tuple[int, ...]": (
+        lambda v: isinstance(v, tuple) and 1 <= len(v) <= 8 and all(map(_is_int, v)),
+        "a list of 1 to 8 integers",
+    ),
+    "tuple[str, ...]": (lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v), "a list of agent names"),
+    "dict[str, float]": (
+        lambda v: isinstance(v, dict) and all(map(_is_number, v.values())),
+        "a table of agent names and numbers",
+    ),
 }
 """What each field type of the sections above accepts (the field's annotation as written)."""
 

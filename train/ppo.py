@@ -18,15 +18,16 @@ their moves, seeded by the env). A resumed run continues from its latest checkpo
 the env reseeded by the timesteps done: it is reproducible, but not bit-identical to an
 uninterrupted run.
 """
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from stable_baselines3.common.callbacks import BaseCallback
 
 from gostop.agents.learned import save_model
@@ -86,8 +87,9 @@ def _start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
 
 def _make_pool(config: TrainConfig, state: dict[str, Any]) -> OpponentPool:
     rules = config.rules
-    pool = OpponentPool([make_agent(name, rules) for name in config.opponents.pool],
-                        list(config.opponents.pool.values()))
+    pool = OpponentPool(
+        [make_agent(name, rules) for name in config.opponents.pool], list(config.opponents.pool.values())
+    )
     for folder in state["snapshots"]:
         pool.add(_snapshot(folder, config))
     pool.set_weights(_league_weights(config, len(state["snapshots"])))
@@ -103,26 +105,46 @@ def _league_weights(config: TrainConfig, snapshots: int) -> list[float]:
     """Sampling weights of the named agents, then of the snapshots: the latest
     ``max_snapshots`` at ``snapshot_weight``, older ones retired at 0 (they keep their place)."""
     live = min(snapshots, config.opponents.max_snapshots)
-    return [*config.opponents.pool.values(), *[0.0] * (snapshots - live),
-            *[config.opponents.snapshot_weight] * live]
+    return [*config.opponents.pool.values(), *[0.0] * (snapshots - live), *[config.opponents.snapshot_weight] * live]
 
 
 def _make_env(config: TrainConfig, pool: OpponentPool, seed: int) -> GoStopVecEnv:
     go_stop = config.kind == "go_stop"
-    return GoStopVecEnv(config.ppo.envs, config.players, config.preset, encoding=config.encoding, opponents=pool,
-                        reward_scale=config.ppo.reward_scale, seed=seed, reward=config.ppo.reward,
-                        learner_decides="go_stop" if go_stop else "all",
-                        learner_autoplay=make_agent(config.ppo.card_player, config.rules) if go_stop else None)
+    return GoStopVecEnv(
+        config.ppo.envs,
+        config.players,
+        config.preset,
+        encoding=config.encoding,
+        opponents=pool,
+        reward_scale=config.ppo.reward_scale,
+        seed=seed,
+        reward=config.ppo.reward,
+        learner_decides="go_stop" if go_stop else "all",
+        learner_autoplay=make_agent(config.ppo.card_player, config.rules) if go_stop else None,
+    )
 
 
 def _new_model(config: TrainConfig, env: GoStopVecEnv, out: Path) -> Any:
     from sb3_contrib import MaskablePPO
 
     p = config.ppo
-    return MaskablePPO("MlpPolicy", env, learning_rate=p.learning_rate, n_steps=p.n_steps, batch_size=p.batch_size,
-                       n_epochs=p.epochs, gamma=p.gamma, gae_lambda=p.gae_lambda, ent_coef=p.ent_coef,
-                       clip_range=p.clip_range, policy_kwargs={"net_arch": list(p.net_arch)},
-                       tensorboard_log=str(out / "tb"), seed=config.seed, device="cpu", verbose=0)
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=p.learning_rate,
+        n_steps=p.n_steps,
+        batch_size=p.batch_size,
+        n_epochs=p.epochs,
+        gamma=p.gamma,
+        gae_lambda=p.gae_lambda,
+        ent_coef=p.ent_coef,
+        clip_range=p.clip_range,
+        policy_kwargs={"net_arch": list(p.net_arch)},
+        tensorboard_log=str(out / "tb"),
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
 
 
 def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: bool, log: Log) -> None:
@@ -137,8 +159,17 @@ def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: boo
     if config.kind == "go_stop":
         demos = demos.only(np.flatnonzero(demos.go_stop))
     log(f"behaviour cloning on {len(demos)} decisions of {bc.teacher} ({int(demos.go_stop.sum())} go/stop)")
-    history = clone(model.policy, demos, bc.epochs, bc.batch_size, bc.learning_rate, config.seed,
-                    bc.go_stop_weight, bc.value_weight, config.ppo.reward_scale)
+    history = clone(
+        model.policy,
+        demos,
+        bc.epochs,
+        bc.batch_size,
+        bc.learning_rate,
+        config.seed,
+        bc.go_stop_weight,
+        bc.value_weight,
+        config.ppo.reward_scale,
+    )
     for epoch in history:
         log("  " + ", ".join(f"{k} {v:.4g}" for k, v in epoch.items()))
     (out / "bc.json").write_text(json.dumps({"decisions": len(demos), "epochs": history}, indent=2) + "\n")
@@ -146,9 +177,13 @@ def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: boo
 
 def model_meta(config: TrainConfig, timesteps: int) -> dict[str, Any]:
     """What a model folder of this run records about itself."""
-    meta = {"encoding": config.encoding, "players": config.players, "preset": config.preset,
-            "decides": "go_stop" if config.kind == "go_stop" else "all",
-            "trained": {"timesteps": timesteps, "config": config.to_dict()}}
+    meta = {
+        "encoding": config.encoding,
+        "players": config.players,
+        "preset": config.preset,
+        "decides": "go_stop" if config.kind == "go_stop" else "all",
+        "trained": {"timesteps": timesteps, "config": config.to_dict()},
+    }
     if config.kind == "go_stop":
         meta["card_player"] = config.ppo.card_player
     return meta
@@ -164,25 +199,38 @@ def evaluate(folder: str | Path, config: TrainConfig, deals: int | None = None) 
     rows = []
     for field in fields:
         agents = (f"model:{folder}", *field)
-        tournament = TournamentConfig(agents, config.players, config.preset, deals or config.eval.deals,
-                                      seed=config.seed + 1_000_003)
+        tournament = TournamentConfig(
+            agents, config.players, config.preset, deals or config.eval.deals, seed=config.seed + 1_000_003
+        )
         figures = {f.agent: f for f in agent_figures(run_tournament(tournament))}[agents[0]]
-        rows.append({"against": " + ".join(field), "deals": tournament.deals, "chips": figures.chips,
-                     "chips_ci": list(figures.chips_ci), "win_rate": figures.win_rate, "go_rate": figures.go_rate,
-                     "go_success": figures.go_success})
+        rows.append(
+            {
+                "against": " + ".join(field),
+                "deals": tournament.deals,
+                "chips": figures.chips,
+                "chips_ci": list(figures.chips_ci),
+                "win_rate": figures.win_rate,
+                "go_rate": figures.go_rate,
+                "go_success": figures.go_success,
+            }
+        )
     return rows
 
 
 class RunCallback(BaseCallback):
     """Snapshots into the league, evaluations, checkpoints and a progress bar, by timesteps."""
 
-    def __init__(self, config: TrainConfig, out: Path, pool: OpponentPool, state: dict[str, Any],
-                 progress: bool, log: Log):
+    def __init__(
+        self, config: TrainConfig, out: Path, pool: OpponentPool, state: dict[str, Any], progress: bool, log: Log
+    ):
         super().__init__()
         self.config, self.out, self.pool, self.state, self.log = config, out, pool, state, log
         done = state["timesteps"]
-        self.every = {"snapshot": config.opponents.snapshot_every, "eval": config.eval.every,
-                      "checkpoint": config.checkpoint_every}
+        self.every = {
+            "snapshot": config.opponents.snapshot_every,
+            "eval": config.eval.every,
+            "checkpoint": config.checkpoint_every,
+        }
         self.due = {what: _next(done, every) for what, every in self.every.items()}
         self.bar, self.last_eval = None, None
         if progress:
@@ -218,8 +266,10 @@ class RunCallback(BaseCallback):
                 for key in ("chips", "win_rate", "go_rate", "go_success"):
                     self.logger.record(f"eval/{row['against']}/{key}", row[key])
                 low, high = row["chips_ci"]
-                self.log(f"[{now} steps] against {row['against']}: {row['chips']:+.3f} chips/hand "
-                         f"(95% CI {low:+.3f} .. {high:+.3f}), win {row['win_rate']:.1%}, go {row['go_rate']:.1%}")
+                self.log(
+                    f"[{now} steps] against {row['against']}: {row['chips']:+.3f} chips/hand "
+                    f"(95% CI {low:+.3f} .. {high:+.3f}), win {row['win_rate']:.1%}, go {row['go_rate']:.1%}"
+                )
         self.logger.dump(now)
 
     def _checkpoint(self, model: Any, now: int) -> None:

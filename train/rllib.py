@@ -9,11 +9,13 @@ seat plays the same policy (self-play); illegal actions are masked by RLlib's
 Requires the ``rllib`` extra (``pip install "gostop[rllib]"``; RLlib pins its own
 gymnasium release). Run: ``gostop train-rllib --iterations 50 --env-runners 8``.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -31,10 +33,12 @@ class RLlibKeys(BaseWrapper):
     def __init__(self, env: Any):
         super().__init__(env)
         inner = env.observation_space(env.possible_agents[0])
-        self._space = gymnasium.spaces.Dict({
-            "observations": inner["observation"],
-            "action_mask": gymnasium.spaces.Box(0.0, 1.0, inner["action_mask"].shape, np.float32),
-        })
+        self._space = gymnasium.spaces.Dict(
+            {
+                "observations": inner["observation"],
+                "action_mask": gymnasium.spaces.Box(0.0, 1.0, inner["action_mask"].shape, np.float32),
+            }
+        )
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
         return self._space
@@ -51,9 +55,17 @@ def make_env(env_config: dict[str, Any]) -> Any:
     return PettingZooEnv(RLlibKeys(raw_env(**env_config)))
 
 
-def ppo_config(players: int = 2, preset: str = "seed", env_runners: int = 0, seed: int = 0,
-               train_batch_size: int = 4000, minibatch_size: int = 500, epochs: int = 4,
-               learning_rate: float = 3e-4, hidden: tuple[int, ...] = (256, 256)) -> Any:
+def ppo_config(
+    players: int = 2,
+    preset: str = "seed",
+    env_runners: int = 0,
+    seed: int = 0,
+    train_batch_size: int = 4000,
+    minibatch_size: int = 500,
+    epochs: int = 4,
+    learning_rate: float = 3e-4,
+    hidden: tuple[int, ...] = (256, 256),
+) -> Any:
     """RLlib ``PPOConfig`` for masked self-play (every seat mapped to one shared module)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -62,17 +74,23 @@ def ppo_config(players: int = 2, preset: str = "seed", env_runners: int = 0, see
     from ray.tune.registry import register_env
 
     register_env(ENV_NAME, make_env)
-    module = RLModuleSpec(module_class=ActionMaskingTorchRLModule,
-                          model_config={"fcnet_hiddens": list(hidden), "head_fcnet_hiddens": []})
+    module = RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule, model_config={"fcnet_hiddens": list(hidden), "head_fcnet_hiddens": []}
+    )
     return (
         PPOConfig()
-        .environment(ENV_NAME, env_config={"players": players, "preset": preset, "reward_scale": 0.1},
-                     disable_env_checking=True)  # its check plays unmasked random actions
+        .environment(
+            ENV_NAME, env_config={"players": players, "preset": preset, "reward_scale": 0.1}, disable_env_checking=True
+        )  # its check plays unmasked random actions
         .multi_agent(policies={MODULE}, policy_mapping_fn=lambda agent_id, episode, **kwargs: MODULE)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE: module}))
         .env_runners(num_env_runners=env_runners)
-        .training(train_batch_size_per_learner=train_batch_size, minibatch_size=minibatch_size,
-                  num_epochs=epochs, lr=learning_rate)
+        .training(
+            train_batch_size_per_learner=train_batch_size,
+            minibatch_size=minibatch_size,
+            num_epochs=epochs,
+            lr=learning_rate,
+        )
         .debugging(seed=seed)
     )
 
@@ -102,8 +120,11 @@ def train_rllib(out: str | Path, iterations: int, log: Callable[[str], None] = p
 def _figures(result: dict[str, Any]) -> dict[str, float]:
     """The few numbers worth a line per iteration, from RLlib's nested result dict."""
     runners, learner = result.get("env_runners", {}), result.get("learners", {}).get(MODULE, {})
-    picked = {"env_steps": runners.get("num_env_steps_sampled_lifetime"),
-              "episode_length": runners.get("episode_len_mean"),
-              "policy_loss": learner.get("policy_loss"), "entropy": learner.get("entropy"),
-              "vf_loss": learner.get("vf_loss")}
+    picked = {
+        "env_steps": runners.get("num_env_steps_sampled_lifetime"),
+        "episode_length": runners.get("episode_len_mean"),
+        "policy_loss": learner.get("policy_loss"),
+        "entropy": learner.get("entropy"),
+        "vf_loss": learner.get("vf_loss"),
+    }
     return {k: float(v) for k, v in picked.items() if isinstance(v, (int, float, np.floating, np.integer))}

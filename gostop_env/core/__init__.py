@@ -11,6 +11,7 @@
 - :mod:`.reference`: the one-game reference engine, the executable rule book.
 - :mod:`.batch`: the vectorised core, :class:`GameBatch`.
 """
+
 from .actions import NUM_ACTIONS, IllegalActionError, Phase, action_name
 from .batch import GameBatch, random_legal_actions
 from .cards import card_name
@@ -20,6 +21,16 @@ from .reference import ReferenceGame
 from .rules import Rules
 
 __all__ = [
-    "NUM_ACTIONS", "Event", "Events", "GameBatch", "IllegalActionError", "Phase", "ReferenceGame",
-    "Result", "Rules", "action_name", "card_name", "random_legal_actions",
+    "NUM_ACTIONS",
+    "Event",
+    "Events",
+    "GameBatch",
+    "IllegalActionError",
+    "Phase",
+    "ReferenceGame",
+    "Result",
+    "Rules",
+    "action_name",
+    "card_name",
+    "random_legal_actions",
 ]

@@ -1,4 +1,5 @@
 """The 125 action ids of RULES.md §11, named once, and the decision phases."""
+
 from __future__ import annotations
 
 from enum import IntEnum
@@ -73,8 +74,10 @@ def integer_action(action: Any) -> int:
     if isinstance(action, np.ndarray) and action.shape == ():
         action = action[()]
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        raise TypeError(f"an action must be an integer id 0..{NUM_ACTIONS - 1} (Python or NumPy integer), "
-                        f"got {action!r} of type {type(action).__name__}")
+        raise TypeError(
+            f"an action must be an integer id 0..{NUM_ACTIONS - 1} (Python or NumPy integer), "
+            f"got {action!r} of type {type(action).__name__}"
+        )
     return int(action)
 
 
@@ -85,8 +88,10 @@ def integer_actions(actions: Any) -> np.ndarray:
     if array.size == 0:
         return np.zeros(0, np.int64)
     if not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"actions must be integer ids (Python or NumPy integers), got an array of {array.dtype} "
-                        f"(e.g. {np.asarray(array.reshape(-1)[0]).tolist()!r})")
+        raise TypeError(
+            f"actions must be integer ids (Python or NumPy integers), got an array of {array.dtype} "
+            f"(e.g. {np.asarray(array.reshape(-1)[0]).tolist()!r})"
+        )
     if array.dtype == np.uint64 and (array > np.iinfo(np.int64).max).any():
         raise ValueError(f"action ids are 0..{NUM_ACTIONS - 1}, got {int(array.max())}")
     return array.astype(np.int64, copy=False).reshape(-1)
@@ -103,7 +108,6 @@ class IllegalActionError(ValueError):
             name = "no such action"
         legal_names = ", ".join(f"{a} ({action_name(a)})" for a in legal) or "none (game over)"
         super().__init__(
-            f"{where}illegal action {action} ({name}) in phase {Phase(phase).name}; "
-            f"legal actions: {legal_names}"
+            f"{where}illegal action {action} ({name}) in phase {Phase(phase).name}; legal actions: {legal_names}"
         )
         self.action, self.phase, self.legal, self.game = action, Phase(phase), legal, game

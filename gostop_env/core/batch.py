@@ -20,29 +20,46 @@ of games. Hence table lookups instead of chains of ``np.where``, flat indexing i
 they need more than a few calls. ``benchmarks/core_throughput.py`` measures the speed and
 ``benchmarks/core_profile.py`` shows where a step's time goes.
 """
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Sequence, get_type_hints
+from typing import Annotated, Any, get_type_hints
 
 import numpy as np
 
 from . import actions as A
 from . import cards as C
 from .actions import IllegalActionError, Phase, integer_actions
+from .bitboard import (
+    ALL,
+    BIT_OF,
+    MONTH_BITS,
+    NIBBLE_LOW,
+    NONE,
+    ONE,
+    U64,
+    Array,
+    bit,
+    flat,
+    highest_bit,
+    lowest_bit,
+    months_of_flags,
+    nibble_counts,
+)
 from .deck import DEAL_PACKETS, DEALT, check_seed, decks_from_seeds, shuffled_decks, validate_deck
 from .events import NUM_EVENTS, BatchEvents, Event
-from .position import Position
-from .bitboard import (ALL, BIT_OF, Array, MONTH_BITS, NIBBLE_LOW, NONE, ONE, U64, bit, flat, highest_bit, lowest_bit,
-                       months_of_flags, nibble_counts)
 from .outcomes import Outcome, Result
-from .scoring import BIT32, pile_scores, read_piles
+from .position import Position
 from .rules import MAX_CARRY, Rules, check_carry
+from .scoring import BIT32, pile_scores, read_piles
 
 GO_STOP_WORD1 = U64((1 << (A.GO - 64)) | (1 << (A.STOP - 64)))
 H_PLACED, H_PAIRED, H_CHOSE, H_STACKED, H_BOMBED = (  # plain ints: faster in array expressions
-    int(o) for o in (Outcome.PLACED, Outcome.PAIRED, Outcome.CHOSE, Outcome.STACKED, Outcome.BOMBED))
+    int(o) for o in (Outcome.PLACED, Outcome.PAIRED, Outcome.CHOSE, Outcome.STACKED, Outcome.BOMBED)
+)
 
 # Stages of a turn inside a step.
 DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = (np.int8(stage) for stage in range(6))
@@ -66,8 +83,8 @@ def _decision_kinds() -> np.ndarray:
     """_DECISION_KIND[phase, action + 1]: which handler of ``_dispatch`` takes it (0: none)."""
     table = np.zeros((len(Phase), A.NUM_ACTIONS + 1), np.int8)
     play = table[Phase.PLAY]
-    play[1 + A.PLAY:1 + A.SHAKE], play[1 + A.SHAKE:1 + A.BOMB] = 1, 2
-    play[1 + A.BOMB:1 + A.PASS], play[1 + A.PASS] = 3, 4
+    play[1 + A.PLAY : 1 + A.SHAKE], play[1 + A.SHAKE : 1 + A.BOMB] = 1, 2
+    play[1 + A.BOMB : 1 + A.PASS], play[1 + A.PASS] = 3, 4
     table[Phase.CHOOSE_HAND, 1:], table[Phase.CHOOSE_FLIP, 1:], table[Phase.GO_STOP, 1:] = 5, 6, 7
     return table
 
@@ -81,17 +98,18 @@ _SHIFT_OF = np.array([4 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], 
 _KEY_BASE = np.array([16 * max(int(C.MONTH[c]), 0) for c in range(C.NUM_CARDS)], np.int64)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dealt_columns(players: int) -> tuple[np.ndarray, np.ndarray]:
     """The dealt deck positions grouped by where they go (seat 0, 1, ..., then the layout),
     and where each group starts: one ``reduceat`` deals every hand and the layout."""
-    groups = [[i for s, a, b in DEAL_PACKETS[players] if s == seat for i in range(a, b)]
-              for seat in [*range(players), -1]]
+    groups = [
+        [i for s, a, b in DEAL_PACKETS[players] if s == seat for i in range(a, b)] for seat in [*range(players), -1]
+    ]
     starts = np.cumsum([0] + [len(g) for g in groups[:-1]])
     return np.array(sum(groups, []), np.intp), starts
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
     """§5's first table for a card against the layout's cards of its month, precomputed
     for every key ``16 * month + nibble`` (nibble: which of the month's cards lie there).
@@ -104,10 +122,16 @@ def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
     ``partner``: the card it pairs with, or -1; ``stack``: a stack of three is taken (§6.4).
     """
     size = 12 * 16
-    t = dict(pick=np.zeros(size, U64), place=np.zeros(size, U64), keep=np.zeros(size, U64),
-             candidates=np.zeros(size, U64),
-             choose=np.zeros(size, bool), did=np.zeros(size, np.int8), partner=np.full(size, -1, np.int8),
-             stack=np.zeros(size, bool))
+    t = dict(
+        pick=np.zeros(size, U64),
+        place=np.zeros(size, U64),
+        keep=np.zeros(size, U64),
+        candidates=np.zeros(size, U64),
+        choose=np.zeros(size, bool),
+        did=np.zeros(size, np.int8),
+        partner=np.full(size, -1, np.int8),
+        stack=np.zeros(size, bool),
+    )
     for month in range(12):
         for nibble in range(16):
             key, on = 16 * month + nibble, [4 * month + s for s in range(4) if nibble >> s & 1]
@@ -222,7 +246,7 @@ class GameBatch:
                 getattr(self, name)[index] = field.initial
         self.carry[index] = carry
         players = self.rules.players
-        self.stock[index] = decks[:, DEALT[players]:]
+        self.stock[index] = decks[:, DEALT[players] :]
         self.stock_len[index] = decks.shape[1] - DEALT[players]
         columns, starts = _dealt_columns(players)
         dealt = np.bitwise_or.reduceat(BIT_OF[decks[:, columns].astype(np.intp) + 1], starts, axis=1)
@@ -234,7 +258,7 @@ class GameBatch:
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
-    def from_decks(cls, rules: Rules, decks: Sequence[Sequence[int]], carry: np.ndarray | int = 0) -> "GameBatch":
+    def from_decks(cls, rules: Rules, decks: Sequence[Sequence[int]], carry: np.ndarray | int = 0) -> GameBatch:
         """Deal explicit deck orders, each checked (ValueError naming the game and the fault)."""
         checked = []
         for i, deck in enumerate(decks):
@@ -247,8 +271,9 @@ class GameBatch:
         return cls(rules, np.stack(checked), carry)
 
     @classmethod
-    def from_seed(cls, rules: Rules, seed: int | np.random.Generator, batch_size: int,
-                  carry: np.ndarray | int = 0) -> "GameBatch":
+    def from_seed(
+        cls, rules: Rules, seed: int | np.random.Generator, batch_size: int, carry: np.ndarray | int = 0
+    ) -> GameBatch:
         """``batch_size`` hands shuffled from one seed or generator."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -256,12 +281,12 @@ class GameBatch:
         return cls(rules, shuffled_decks(rules, rng, batch_size), carry)
 
     @classmethod
-    def from_seeds(cls, rules: Rules, seeds: Sequence[int], carry: np.ndarray | int = 0) -> "GameBatch":
+    def from_seeds(cls, rules: Rules, seeds: Sequence[int], carry: np.ndarray | int = 0) -> GameBatch:
         """One hand per seed; hand i is the reference engine's ``from_seed(rules, seeds[i])``."""
         return cls(rules, decks_from_seeds(rules, seeds), carry)
 
     @classmethod
-    def from_positions(cls, rules: Rules, positions: Sequence[Position]) -> "GameBatch":
+    def from_positions(cls, rules: Rules, positions: Sequence[Position]) -> GameBatch:
         """Start one game from each explicit :class:`Position` (each checked)."""
         filled = [p.filled(rules) for p in positions]
         if not filled:
@@ -283,7 +308,7 @@ class GameBatch:
         return new
 
     def _load(self, i: int, p: Position) -> None:
-        self.stock[i, :len(p.stock)] = p.stock
+        self.stock[i, : len(p.stock)] = p.stock
         self.stock_len[i] = len(p.stock)
         self.carry[i] = p.carry
         self.hands[i] = [C.bits(h) for h in p.hands]
@@ -363,23 +388,36 @@ class GameBatch:
         words = [int(w) for w in self.legal_bits[i]]
         return [a for a in range(A.NUM_ACTIONS) if words[a >> 6] >> (a & 63) & 1]
 
-    def snapshot(self, i: int) -> dict:
+    def snapshot(self, i: int) -> dict[str, Any]:
         """Game ``i``'s state as plain Python values, in the reference engine's format."""
         players = range(self.rules.players)
         pos, length = int(self.stock_pos[i]), int(self.stock_len[i])
-        stacks = {m: (int(self.stack_owner[i, m]), int(self.stack_turn[i, m]))
-                  for m in range(12) if self.stack_owner[i, m] >= 0}
+        stacks = {
+            m: (int(self.stack_owner[i, m]), int(self.stack_turn[i, m]))
+            for m in range(12)
+            if self.stack_owner[i, m] >= 0
+        }
         return dict(
-            seat=int(self.seat[i]), phase=int(self.phase[i]), legal=self.legal_actions(i),
-            hands=[C.cards_of(self.hands[i, p]) for p in players], layout=C.cards_of(self.layout[i]),
+            seat=int(self.seat[i]),
+            phase=int(self.phase[i]),
+            legal=self.legal_actions(i),
+            hands=[C.cards_of(self.hands[i, p]) for p in players],
+            layout=C.cards_of(self.layout[i]),
             taken=C.cards_of(self.taken[i]),
             piles=[C.cards_of(self.piles[i, p]) for p in players],
             stock=[int(c) for c in self.stock[i, pos:length]],
             revealed=[C.cards_of(self.revealed[i, p] & self.hands[i, p]) for p in players],
-            scores=self.scores[i].tolist(), gos=self.gos[i].tolist(), go_scores=self.go_scores[i].tolist(),
-            shakes=self.shakes[i].tolist(), bombs=self.bombs[i].tolist(),
-            pass_tokens=self.pass_tokens[i].tolist(), turns=self.turns[i].tolist(), stacks=stacks,
-            result=int(self.result[i]), winner=int(self.winner[i]), payments=self.payments[i].tolist(),
+            scores=self.scores[i].tolist(),
+            gos=self.gos[i].tolist(),
+            go_scores=self.go_scores[i].tolist(),
+            shakes=self.shakes[i].tolist(),
+            bombs=self.bombs[i].tolist(),
+            pass_tokens=self.pass_tokens[i].tolist(),
+            turns=self.turns[i].tolist(),
+            stacks=stacks,
+            result=int(self.result[i]),
+            winner=int(self.winner[i]),
+            payments=self.payments[i].tolist(),
             next_carry=int(self.next_carry[i]),
         )
 
@@ -395,20 +433,30 @@ class GameBatch:
         if (stock[flipped] != self.stock[flipped]).any():
             raise ValueError("the stock's flipped cards cannot change")
         unplayed = np.where(~flipped & (np.arange(stock.shape[1]) < self.stock_len[:, None]), stock, -1)
-        places = np.concatenate([hands, self.piles, self.layout[:, None], self.taken[:, None],
-                                 np.bitwise_or.reduce(bit(unplayed), axis=1)[:, None]], axis=1)
+        places = np.concatenate(
+            [
+                hands,
+                self.piles,
+                self.layout[:, None],
+                self.taken[:, None],
+                np.bitwise_or.reduce(bit(unplayed), axis=1)[:, None],
+            ],
+            axis=1,
+        )
         everything = U64((1 << self.rules.deck_size) - 1)
-        if ((np.bitwise_or.reduce(places, axis=1) != everything)
-                | (np.bitwise_count(places).sum(axis=1) != self.rules.deck_size)).any():
+        if (
+            (np.bitwise_or.reduce(places, axis=1) != everything)
+            | (np.bitwise_count(places).sum(axis=1) != self.rules.deck_size)
+        ).any():
             raise ValueError("every card must lie in exactly one place")
         self.hands, self.stock, self._legal = hands, stock, None
 
     # ---- batches of states -------------------------------------------------------------
-    def clone(self) -> "GameBatch":
+    def clone(self) -> GameBatch:
         """An independent copy (for search and analysis)."""
         return self.select(np.arange(len(self)))
 
-    def select(self, index: np.ndarray | Sequence[int] | slice) -> "GameBatch":
+    def select(self, index: np.ndarray | Sequence[int] | slice) -> GameBatch:
         """A new batch of the chosen games (an index array, boolean mask or slice), copied."""
         new = object.__new__(GameBatch)
         new.rules, new._tables = self.rules, self._tables
@@ -420,7 +468,7 @@ class GameBatch:
         return new
 
     @staticmethod
-    def concatenate(batches: Sequence["GameBatch"]) -> "GameBatch":
+    def concatenate(batches: Sequence[GameBatch]) -> GameBatch:
         """One batch of all games of ``batches`` (same rules), in order."""
         if not batches:
             raise ValueError("concatenate needs at least one batch")
@@ -438,14 +486,17 @@ class GameBatch:
         new.deal_events = new._events
         return new
 
-    def reset_games(self, index: np.ndarray | Sequence[int], decks: np.ndarray, carry: np.ndarray | int = 0) -> BatchEvents:
+    def reset_games(
+        self, index: np.ndarray | Sequence[int], decks: np.ndarray, carry: np.ndarray | int = 0
+    ) -> BatchEvents:
         """Deal new hands from ``decks`` into the games at ``index``, in place (auto-reset);
         returns the deal events of those games, in the order of ``index``. Decks are not
         checked here: use :func:`~gostop_env.core.deck.validate_deck` for hand-made ones."""
         index = np.asarray(index, np.int64).reshape(-1)
         decks = np.asarray(decks, np.int8)
         if decks.shape != (index.size, self.rules.deck_size):
-            raise ValueError(f"{index.size} games to reset need decks of shape {(index.size, self.rules.deck_size)}, got {decks.shape}")
+            expected = (index.size, self.rules.deck_size)
+            raise ValueError(f"{index.size} games to reset need decks of shape {expected}, got {decks.shape}")
         return self._deal_into(index, decks, carry)
 
     # ---- taking a step -----------------------------------------------------------------
@@ -475,20 +526,32 @@ class GameBatch:
 
     def _dispatch(self, actions: np.ndarray) -> None:
         """Run each decision's handler on the games that took it."""
-        handlers = (None, self._play_card, self._shake, self._bomb, self._pass, self._choose_hand,
-                    self._choose_flip, self._go_or_stop)
+        handlers = (  # by decision kind - 1
+            self._play_card,
+            self._shake,
+            self._bomb,
+            self._pass,
+            self._choose_hand,
+            self._choose_flip,
+            self._go_or_stop,
+        )
         kind = _DECISION_KIND[self.phase.astype(np.intp) * (A.NUM_ACTIONS + 1) + actions + 1]
         for code in np.flatnonzero(np.bincount(kind, minlength=len(handlers))[1:]) + 1:
             idx = np.flatnonzero(kind == code)
-            handlers[code](idx, actions[idx])
+            handlers[code - 1](idx, actions[idx])
 
     def _run_stages(self) -> None:
         """Move every game through the stages of its turn until it awaits a decision.
 
         Each pass runs the stages in turn order, so a game usually finishes its turn in one
         pass; a flip-only turn begun at the end of a pass (§14.2) takes another."""
-        handlers = ((RESOLVE_H, self._resolve_h), (FLIP, self._flip), (END_TURN, self._end_turn),
-                    (NEXT_TURN, self._next_turn), (STOP, self._stop))
+        handlers = (
+            (RESOLVE_H, self._resolve_h),
+            (FLIP, self._flip),
+            (END_TURN, self._end_turn),
+            (NEXT_TURN, self._next_turn),
+            (STOP, self._stop),
+        )
         while (self._stage != DECIDE).any():
             for stage, handler in handlers:
                 idx = np.flatnonzero(self._stage == stage)
@@ -838,8 +901,9 @@ class GameBatch:
         self._count(idx, seat, Event.JOKER)
         self._update_scores(idx, seat)
 
-    def _count(self, idx: np.ndarray, seat: np.ndarray, event: Event | np.ndarray,
-               when: np.ndarray | None = None) -> None:
+    def _count(
+        self, idx: np.ndarray, seat: np.ndarray, event: Event | np.ndarray, when: np.ndarray | None = None
+    ) -> None:
         """Count ``event`` (one, or one per game) for ``seat`` in games ``idx`` (where ``when`` is True)."""
         at = self._slot(idx, seat) * NUM_EVENTS + (event if isinstance(event, np.ndarray) else int(event))
         flat(self._events.counts)[at] += 1 if when is None else when
@@ -861,8 +925,11 @@ class GameBatch:
         hand = flat(self.hands)[slot] & _PLAY_MASK[phase]
         legal = np.empty((len(self), 2), U64)
         legal[:, 0] = hand
-        legal[:, 1] = ((self.candidates << U64(A.CHOOSE - 64)) | _HIGH_WORD[phase]
-                       | np.where(flat(self.pass_tokens)[slot] > 0, _PASS_WORD[phase], NONE))
+        legal[:, 1] = (
+            (self.candidates << U64(A.CHOOSE - 64))
+            | _HIGH_WORD[phase]
+            | np.where(flat(self.pass_tokens)[slot] > 0, _PASS_WORD[phase], NONE)
+        )
         counts = nibble_counts(hand & ~flat(self.revealed)[slot])
         threes = counts & (counts >> ONE) & ~(counts >> U64(2)) & NIBBLE_LOW
         rare = np.flatnonzero(threes)
@@ -882,7 +949,8 @@ class GameBatch:
 
 
 STATE_FIELDS: dict[str, State] = {
-    name: hint.__metadata__[0] for name, hint in get_type_hints(GameBatch, include_extras=True).items()
+    name: hint.__metadata__[0]
+    for name, hint in get_type_hints(GameBatch, include_extras=True).items()
     if isinstance(getattr(hint, "__metadata__", (None,))[0], State)
 }
 """Every state array of :class:`GameBatch`, as declared in its class body."""

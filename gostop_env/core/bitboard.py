@@ -4,6 +4,7 @@ Card ``c`` of month ``m`` (``c // 4 == m`` for the 48 month cards) sits in the m
 4-bit nibble at bits ``4m .. 4m + 3``; the jokers are bits 48 and 49. The helpers work on
 arrays of any shape and are shared by the vectorised core, the encodings and the agents.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,8 +4,10 @@ Card id = ``4 * (month - 1) + slot`` for the 48 month cards; 48 and 49 are the j
 Sets of cards are also given as 64-bit bitboards (bit ``id`` set), which is how the
 vectorised core stores every pile.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
 
 import numpy as np
@@ -61,9 +63,10 @@ SEPTEMBER_ANIMAL = 32
 GODORI_BIRDS = (4, 12, 29)
 RIBBON_GROUPS = {"red poem": (1, 5, 9), "blue": (21, 33, 37), "plain red": (13, 17, 25)}
 
-CARD_NAMES = tuple(
-    f"{flower} {names[slot]}" for flower, _, names in _MONTHS for slot in range(4)
-) + ("joker (2 junk)", "joker (3 junk)")
+CARD_NAMES = tuple(f"{flower} {names[slot]}" for flower, _, names in _MONTHS for slot in range(4)) + (
+    "joker (2 junk)",
+    "joker (3 junk)",
+)
 
 
 def card_name(card: int) -> str:
@@ -78,7 +81,7 @@ def card_name(card: int) -> str:
 _MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def bits(cards) -> int:
+def bits(cards: Iterable[int]) -> int:
     """Bitboard (Python int) of an iterable of card ids."""
     board = 0
     for card in cards:

@@ -3,10 +3,12 @@
 A deck order is a sequence of the card ids in play, top card first. Seeds only choose
 deck orders; given the deck and the actions a hand is fully determined.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,8 +18,7 @@ from .rules import Rules
 #: (seat, start, stop) packets of the deal, in dealing order; seat -1 is the layout.
 DEAL_PACKETS = {
     2: ((1, 0, 5), (0, 5, 10), (-1, 10, 14), (1, 14, 19), (0, 19, 24), (-1, 24, 28)),
-    3: ((1, 0, 4), (2, 4, 8), (0, 8, 12), (-1, 12, 15), (1, 15, 18), (2, 18, 21), (0, 21, 24),
-        (-1, 24, 27)),
+    3: ((1, 0, 4), (2, 4, 8), (0, 8, 12), (-1, 12, 15), (1, 15, 18), (2, 18, 21), (0, 21, 24), (-1, 24, 27)),
 }
 DEALT = {2: 28, 3: 27}
 
@@ -27,13 +28,13 @@ def cards_in_play(rules: Rules) -> np.ndarray:
     return np.arange(NUM_MONTH_CARDS + rules.jokers, dtype=np.int8)
 
 
-def deal_slices(rules: Rules, deck: Sequence[int]) -> tuple[list[list[int]], list[int], list[int]]:
+def deal_slices(rules: Rules, deck: Sequence[int] | np.ndarray) -> tuple[list[list[int]], list[int], list[int]]:
     """Split a deck order into (hands by seat, layout, stock) exactly as §2 deals it."""
     hands: list[list[int]] = [[] for _ in range(rules.players)]
     layout: list[int] = []
     for seat, start, stop in DEAL_PACKETS[rules.players]:
         (layout if seat < 0 else hands[seat]).extend(int(c) for c in deck[start:stop])
-    return hands, layout, [int(c) for c in deck[DEALT[rules.players]:]]
+    return hands, layout, [int(c) for c in deck[DEALT[rules.players] :]]
 
 
 def replace_layout_jokers(layout: list[int], stock: list[int]) -> tuple[list[int], list[int], list[int]]:
@@ -69,12 +70,12 @@ def validate_deck(rules: Rules, deck: Sequence[int]) -> np.ndarray:
         raise ValueError(f"deck card ids must be integers, got {wrong[0]!r} ({type(wrong[0]).__name__})")
     values = [int(c) for c in deck]
     if len(values) != len(expected):
-        raise ValueError(
-            f"deck has {len(values)} cards; with {rules.jokers} joker(s) it must have {len(expected)}"
-        )
+        raise ValueError(f"deck has {len(values)} cards; with {rules.jokers} joker(s) it must have {len(expected)}")
     unknown = sorted({c for c in values if not 0 <= c < len(expected)})
     if unknown:
-        raise ValueError(f"deck has unknown card id(s) {unknown} for {rules.jokers} joker(s): ids are 0..{len(expected) - 1}")
+        raise ValueError(
+            f"deck has unknown card id(s) {unknown} for {rules.jokers} joker(s): ids are 0..{len(expected) - 1}"
+        )
     duplicates = sorted(c for c, n in Counter(values).items() if n > 1)
     if duplicates:
         raise ValueError(f"deck has duplicate card id(s) {duplicates}")

@@ -4,10 +4,12 @@ Both engines report a step with the same fields. The vectorised core keeps them 
 with a leading batch axis (:class:`BatchEvents`); ``BatchEvents.game(i)`` and the
 reference engine give one game's :class:`Events`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +64,7 @@ class Events:
         seats = range(self.players) if seat is None else [seat]
         return sum(self.counts[s][event] for s in seats)
 
-    def as_tuple(self) -> tuple:
+    def as_tuple(self) -> tuple[Any, ...]:
         """A comparable plain form (used by the differential tests)."""
         return (
             tuple(tuple(c) for c in self.counts),
@@ -82,7 +84,7 @@ class BatchEvents:
     payments: np.ndarray  # (B, P) int64
 
     @classmethod
-    def empty(cls, batch: int, players: int) -> "BatchEvents":
+    def empty(cls, batch: int, players: int) -> BatchEvents:
         return cls(
             np.zeros((batch, players, NUM_EVENTS), np.int8),
             np.zeros((batch, players), np.uint64),
@@ -90,7 +92,7 @@ class BatchEvents:
             np.zeros((batch, players), np.int64),
         )
 
-    def rows(self, index: np.ndarray) -> "BatchEvents":
+    def rows(self, index: np.ndarray) -> BatchEvents:
         """The events of games ``index`` as a smaller batch."""
         return BatchEvents(self.counts[index], self.captured[index], self.stolen[index], self.payments[index])
 

@@ -3,6 +3,7 @@
 Kept apart from either engine so that the vectorised core never imports the reference
 engine (and the reverse): both import these.
 """
+
 from __future__ import annotations
 
 from enum import IntEnum

@@ -4,6 +4,7 @@ A :class:`Position` is the start of ``seat``'s turn (or its go/stop decision): w
 card is and the public counters. Both engines load one (``ReferenceGame.from_position``,
 ``GameBatch.from_positions``); scenario tests, search and go/stop analysis use them.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -27,33 +28,41 @@ class Position:
     hands: list[list[int]]
     layout: list[int]
     stock: list[int]
-    piles: list[list[int]] | None = None
+    piles: list[list[int]] = field(default_factory=list)
     seat: int = 0
-    gos: list[int] | None = None
-    go_scores: list[int] | None = None
-    shakes: list[int] | None = None
-    bombs: list[int] | None = None
-    pass_tokens: list[int] | None = None
-    turns: list[int] | None = None
-    revealed: list[list[int]] | None = None
+    gos: list[int] = field(default_factory=list)
+    go_scores: list[int] = field(default_factory=list)
+    shakes: list[int] = field(default_factory=list)
+    bombs: list[int] = field(default_factory=list)
+    pass_tokens: list[int] = field(default_factory=list)
+    turns: list[int] = field(default_factory=list)
+    revealed: list[list[int]] = field(default_factory=list)
     stacks: dict[int, tuple[int, int]] = field(default_factory=dict)
-    last_go: list[int] | None = None
+    last_go: list[int] = field(default_factory=list)
     carry: int = 0
     go_stop: bool = False
 
-    def filled(self, rules: Rules) -> "Position":
+    def filled(self, rules: Rules) -> Position:
         """A copy with every None replaced by its empty default, checked against ``rules``."""
         p = rules.players
         zeros = [0] * p
         turns = [1 if s <= self.seat else 0 for s in range(p)]
         pos = Position(
-            hands=[list(h) for h in self.hands], layout=list(self.layout), stock=list(self.stock),
+            hands=[list(h) for h in self.hands],
+            layout=list(self.layout),
+            stock=list(self.stock),
             piles=[list(x) for x in self.piles] if self.piles else [[] for _ in range(p)],
-            seat=self.seat, gos=list(self.gos or zeros), go_scores=list(self.go_scores or zeros),
-            shakes=list(self.shakes or zeros), bombs=list(self.bombs or zeros),
-            pass_tokens=list(self.pass_tokens or zeros), turns=list(self.turns or turns),
+            seat=self.seat,
+            gos=list(self.gos or zeros),
+            go_scores=list(self.go_scores or zeros),
+            shakes=list(self.shakes or zeros),
+            bombs=list(self.bombs or zeros),
+            pass_tokens=list(self.pass_tokens or zeros),
+            turns=list(self.turns or turns),
             revealed=[list(r) for r in self.revealed] if self.revealed else [[] for _ in range(p)],
-            stacks=dict(self.stacks), last_go=list(self.last_go or [-1] * p), carry=self.carry,
+            stacks=dict(self.stacks),
+            last_go=list(self.last_go or [-1] * p),
+            carry=self.carry,
             go_stop=self.go_stop,
         )
         pos.check(rules)
@@ -62,16 +71,24 @@ class Position:
     def check(self, rules: Rules) -> None:
         """Raise ValueError if the position cannot occur under ``rules``."""
         p = rules.players
-        for name in ("hands", "piles", "gos", "go_scores", "shakes", "bombs", "pass_tokens", "turns",
-                     "revealed", "last_go"):
+        for name in (
+            "hands",
+            "piles",
+            "gos",
+            "go_scores",
+            "shakes",
+            "bombs",
+            "pass_tokens",
+            "turns",
+            "revealed",
+            "last_go",
+        ):
             if len(getattr(self, name)) != p:
                 raise ValueError(f"position.{name} must have one entry per seat ({p})")
         check_carry(self.carry, scalar=True)
         if not 0 <= self.seat < p:
             raise ValueError(f"position.seat must be 0..{p - 1}, got {self.seat}")
-        everywhere = [c for h in self.hands for c in h] + self.layout + self.stock + [
-            c for x in self.piles for c in x
-        ]
+        everywhere = [c for h in self.hands for c in h] + self.layout + self.stock + [c for x in self.piles for c in x]
         _check_cards(rules, everywhere)
         if any(c >= NUM_MONTH_CARDS for c in self.layout):
             raise ValueError("position.layout holds a joker: jokers never stay on the layout")

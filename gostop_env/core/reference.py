@@ -34,10 +34,12 @@ Readings chosen where RULES.md leaves room (beyond its §14):
   (the played or flipped card) is already listed in ``taken``, since it is taken
   whichever card is chosen.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +57,6 @@ from .outcomes import Outcome, Result
 from .position import Position
 from .rules import MAX_CARRY, Rules, check_carry
 from .scoring import PileReading, junk_value, read_pile
-
 
 MONTHS = tuple(int(m) for m in MONTH)
 
@@ -76,11 +77,11 @@ class ReferenceGame:
     """
 
     def __init__(self, rules: Rules, deck: Sequence[int], carry: int = 0):
-        deck = validate_deck(rules, deck)
+        order = validate_deck(rules, deck)
         carry = int(check_carry(carry, scalar=True))
-        hands, layout, stock = deal_slices(rules, deck)
+        hands, layout, stock = deal_slices(rules, order)
         self._setup(rules, hands, stock, carry)
-        self.deck = deck
+        self.deck: np.ndarray | None = order  # the deck order dealt (None: from a position)
         self._deal(layout, stock)
         self.deal_events = self._events
 
@@ -113,7 +114,7 @@ class ReferenceGame:
         self._legal: list[int] | None = None  # legal_actions() of the current state, once found
 
     @classmethod
-    def from_position(cls, rules: Rules, position: Position) -> "ReferenceGame":
+    def from_position(cls, rules: Rules, position: Position) -> ReferenceGame:
         """Start from an explicit :class:`Position` (checked; ValueError if impossible)."""
         pos = position.filled(rules)
         game = cls.__new__(cls)
@@ -136,7 +137,7 @@ class ReferenceGame:
         return game
 
     @classmethod
-    def from_seed(cls, rules: Rules, seed: int, carry: int = 0) -> "ReferenceGame":
+    def from_seed(cls, rules: Rules, seed: int, carry: int = 0) -> ReferenceGame:
         """The hand dealt by ``seed`` (the same deck as the core's ``from_seeds([seed])``)."""
         return cls(rules, decks_from_seeds(rules, [seed])[0], carry)
 
@@ -176,18 +177,30 @@ class ReferenceGame:
         """The carry for the next hand: +1 after a nagari (at most ``MAX_CARRY``), else 0."""
         return min(self.carry + 1, MAX_CARRY) if self.result == Result.NAGARI else 0
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         """Every state field as plain Python values (compared across engines)."""
         players = range(self.rules.players)
         return dict(
-            seat=self.seat, phase=int(self.phase), legal=self.legal_actions(),
-            hands=[sorted(h) for h in self.hands], layout=sorted(self.layout), taken=sorted(self.taken),
-            piles=[sorted(p) for p in self.piles], stock=list(self.stock),
+            seat=self.seat,
+            phase=int(self.phase),
+            legal=self.legal_actions(),
+            hands=[sorted(h) for h in self.hands],
+            layout=sorted(self.layout),
+            taken=sorted(self.taken),
+            piles=[sorted(p) for p in self.piles],
+            stock=list(self.stock),
             revealed=[sorted(self.revealed[p] & self.hands[p]) for p in players],
-            scores=self.scores(), gos=list(self.gos), go_scores=list(self.go_scores),
-            shakes=list(self.shakes), bombs=list(self.bombs), pass_tokens=list(self.pass_tokens),
-            turns=list(self.turns), stacks=dict(sorted(self.stack_owner.items())),
-            result=self.result, winner=self.winner, payments=list(self.payments),
+            scores=self.scores(),
+            gos=list(self.gos),
+            go_scores=list(self.go_scores),
+            shakes=list(self.shakes),
+            bombs=list(self.bombs),
+            pass_tokens=list(self.pass_tokens),
+            turns=list(self.turns),
+            stacks=dict(sorted(self.stack_owner.items())),
+            result=self.result,
+            winner=self.winner,
+            payments=list(self.payments),
             next_carry=self.next_carry,
         )
 
@@ -255,9 +268,11 @@ class ReferenceGame:
         if self.phase == Phase.PLAY:
             self._play_phase_action(action)
         elif self.phase == Phase.CHOOSE_HAND:
+            assert self.h is not None  # a choice for the card from hand is pending
             self._take_pair(self.h, action - A.CHOOSE, Outcome.CHOSE)
             self._flip()
         elif self.phase == Phase.CHOOSE_FLIP:
+            assert self.f is not None  # a choice for the flipped card is pending
             self._take_pair(self.f, action - A.CHOOSE, None)
             self._end_turn()
         else:
@@ -319,10 +334,11 @@ class ReferenceGame:
         self.hands[seat].remove(card)
         if is_joker(card):  # §4, §14.4: the next non-joker stock card stands in for it
             self._joker_to_pile(seat, card)
-            card = self._draw()
-            if card is None:
+            stand_in = self._draw()
+            if stand_in is None:
                 self._end_turn()
                 return
+            card = stand_in
         self.h = card
         if self._match(card, played=True):
             self._flip()
@@ -375,7 +391,7 @@ class ReferenceGame:
         if self.rules.choice_rule == "always":
             return True
         a, b = sorted(two)
-        return KIND[a] != KIND[b] or JUNK_VALUE[a] != JUNK_VALUE[b]
+        return bool(KIND[a] != KIND[b] or JUNK_VALUE[a] != JUNK_VALUE[b])
 
     def _take_pair(self, card: int, target: int, did: Outcome | None) -> None:
         self.layout.remove(target)
@@ -420,7 +436,8 @@ class ReferenceGame:
 
     def _flip_onto_own_month(self, f: int, last_card: bool) -> None:
         """§5 second table: the flipped card is of the played card's month."""
-        seat, h, exception = self.seat, self.h, last_card and self.rules.last_card_exceptions
+        seat, h, partner, exception = self.seat, self.h, self.h_partner, last_card and self.rules.last_card_exceptions
+        assert h is not None  # the flip of a turn whose played card was resolved
         if self.h_did == Outcome.PLACED:  # jjok
             self._take_pair(f, h, None)
             if not exception:
@@ -429,8 +446,9 @@ class ReferenceGame:
         elif self.h_did == Outcome.PAIRED and exception:  # korean: takes all three, no steal
             self.taken.add(f)
         elif self.h_did == Outcome.PAIRED:  # ppuk
-            self.taken -= {h, self.h_partner}
-            self.layout |= {h, self.h_partner, f}
+            assert partner is not None  # paired: it took one card
+            self.taken -= {h, partner}
+            self.layout |= {h, partner, f}
             self.stack_owner[month_of(f)] = (seat, self.turns[seat])
             self._events.add(seat, Event.PPUK)
         else:  # Outcome.CHOSE: ttadak, the flipped card takes the other one
@@ -474,9 +492,7 @@ class ReferenceGame:
     def _check_go_stop(self, last_turn: bool) -> None:
         seat = self.seat
         score = self.reading(seat).score
-        qualifies = score >= self.rules.target_score and (
-            self.gos[seat] == 0 or score > self.go_scores[seat]
-        )
+        qualifies = score >= self.rules.target_score and (self.gos[seat] == 0 or score > self.go_scores[seat])
         if qualifies and last_turn:
             self._stop()
         elif qualifies:
@@ -549,7 +565,7 @@ class ReferenceGame:
         payer = max(goers, key=lambda p: self.last_go_clock[p])
         return {p: (sum(shares.values()) if p == payer else 0) for p in shares}
 
-    def _end_hand(self, result: int) -> None:
+    def _end_hand(self, result: Result) -> None:
         self.result = result
         self.phase = Phase.DONE
         self._events.payments = list(self.payments)

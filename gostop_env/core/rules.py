@@ -4,6 +4,7 @@ Build one with :func:`Rules.preset` (``Rules.preset("korean", players=3)``), or 
 ``Rules(...)`` for the ``seed`` defaults plus overrides. A bad option raises
 ``ValueError`` naming the option and what is allowed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -89,12 +90,11 @@ class Rules:
         _check_choice("choice_rule", self.choice_rule, CHOICE_RULES)
         _check_choice("steal_choice", self.steal_choice, STEAL_CHOICES)
         if self.target is not None and not (_is_int(self.target) and 1 <= self.target <= MAX_TARGET):
-            raise ValueError(f"option 'target' must be a positive integer up to {MAX_TARGET} or None, "
-                             f"got {self.target!r}")
-        if not (_is_int(self.pi_bak_threshold) and 0 <= self.pi_bak_threshold < 26):
             raise ValueError(
-                f"option 'pi_bak_threshold' must be an integer 0..25, got {self.pi_bak_threshold!r}"
+                f"option 'target' must be a positive integer up to {MAX_TARGET} or None, got {self.target!r}"
             )
+        if not (_is_int(self.pi_bak_threshold) and 0 <= self.pi_bak_threshold < 26):
+            raise ValueError(f"option 'pi_bak_threshold' must be an integer 0..25, got {self.pi_bak_threshold!r}")
         for name in _BOOL_OPTIONS:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"option {name!r} must be True or False, got {getattr(self, name)!r}")
@@ -117,7 +117,7 @@ class Rules:
         return 48 + self.jokers
 
     @classmethod
-    def preset(cls, name: str = "seed", players: int = 2, **overrides: Any) -> "Rules":
+    def preset(cls, name: str = "seed", players: int = 2, **overrides: Any) -> Rules:
         """The named preset (``"seed"`` or ``"korean"``) for ``players`` seats, with overrides."""
         _check_choice("preset", name, PRESETS)
         _check_choice("players", players, (2, 3))
@@ -160,8 +160,10 @@ def check_carry(carry: Any, scalar: bool = False) -> np.ndarray:
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer) or (scalar and array.ndim):
         raise TypeError(f"carry must be an integer 0..{MAX_CARRY}, got {carry!r}")
     if array.size and (array.min() < 0 or array.max() > MAX_CARRY):
-        raise ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), "
-                         f"got {array.min() if array.min() < 0 else array.max()}")
+        raise ValueError(
+            f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), "
+            f"got {array.min() if array.min() < 0 else array.max()}"
+        )
     return array.astype(np.int64)
 
 
@@ -169,7 +171,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
     """``value`` must be one of ``allowed``, of the same type (2.0 is not the player count 2)."""
     if not any(type(value) is type(choice) and value == choice for choice in allowed):
         raise ValueError(f"option {name!r} must be one of {list(allowed)}, got {value!r}")

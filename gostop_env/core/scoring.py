@@ -5,6 +5,7 @@ core reads bitboards of any shape at once (:func:`read_piles`, :func:`pile_score
 use the same tables (:data:`BRIGHT_POINTS`, the sets) and must agree on every pile
 (``tests/test_catalogue_and_rules.py``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -63,9 +64,10 @@ def _read_set(pile: frozenset[int], september_as_junk: bool) -> PileReading:
     ribbons = pile & RIBBON_CARDS
     junk = sum(junk_value(c, september_as_junk) for c in pile & JUNK_CARDS)
     bright_points = int(BRIGHT_POINTS[2 * len(brights) + (RAIN_BRIGHT in brights)])
-    animal_points = max(len(animals) - THRESHOLDS["animals"], 0) + (GODORI_POINTS if GODORI <= pile else 0)
+    animal_points = max(len(animals) - THRESHOLDS["animals"], 0) + (GODORI_POINTS if pile >= GODORI else 0)
     ribbon_points = max(len(ribbons) - THRESHOLDS["ribbons"], 0) + sum(
-        RIBBON_SET_POINTS for group in GROUPS if group <= pile)
+        RIBBON_SET_POINTS for group in GROUPS if group <= pile
+    )
     junk_points = max(junk - THRESHOLDS["junk"], 0)
     score = bright_points + animal_points + ribbon_points + junk_points
     return PileReading(score, len(brights), bright_points, len(animals), junk, september_as_junk)
@@ -90,7 +92,8 @@ def junk_value(card: int, september_as_junk: bool) -> int:
 
 # ---- the vectorised core's reading: bitboards of any shape ------------------------------------------
 _SETS = ((U64(C.bits(C.GODORI_BIRDS)), np.uint8(GODORI_POINTS)),) + tuple(  # (cards, points) of §7's sets
-    (U64(C.bits(g)), np.uint8(RIBBON_SET_POINTS)) for g in C.RIBBON_GROUPS.values())
+    (U64(C.bits(g)), np.uint8(RIBBON_SET_POINTS)) for g in C.RIBBON_GROUPS.values()
+)
 BIT32 = U64(1 << C.SEPTEMBER_ANIMAL)
 _EXCESS_BASE = sum(THRESHOLDS.values())
 
@@ -120,14 +123,23 @@ def _tally(piles: Array, september_as_junk: bool) -> tuple[Array, Array, Array, 
     value2 = U64(C.VALUE2_JUNK | (1 << 32)) if september_as_junk else U64(C.VALUE2_JUNK)
     count = np.bitwise_count
     junk = count(piles & U64(C.PLAIN_JUNK)) + 2 * count(piles & value2) + 3 * count(piles & U64(C.VALUE3_JUNK))
-    return (count(piles & U64(C.BRIGHTS)), (piles >> U64(C.RAIN_BRIGHT)) & ONE, count(piles & animals_mask),
-            count(piles & U64(C.RIBBONS)), junk)
+    return (
+        count(piles & U64(C.BRIGHTS)),
+        (piles >> U64(C.RAIN_BRIGHT)) & ONE,
+        count(piles & animals_mask),
+        count(piles & U64(C.RIBBONS)),
+        junk,
+    )
 
 
 def _score(piles: Array, bright_points: Array, animals: Array, ribbons: Array, junk: Array) -> Array:
     """§7: bright points, animals, ribbons and junk beyond their thresholds, and the sets."""
-    excess = (np.maximum(animals, THRESHOLDS["animals"]) + np.maximum(ribbons, THRESHOLDS["ribbons"])
-              + np.maximum(junk, THRESHOLDS["junk"]) - _EXCESS_BASE)
+    excess = (
+        np.maximum(animals, THRESHOLDS["animals"])
+        + np.maximum(ribbons, THRESHOLDS["ribbons"])
+        + np.maximum(junk, THRESHOLDS["junk"])
+        - _EXCESS_BASE
+    )
     for cards, points in _SETS:
         excess += points * ((piles & cards) == cards)
     result: Array = bright_points + excess
@@ -139,5 +151,11 @@ def _read_boards(piles: Array, september_as_junk: bool) -> dict[str, Array]:
     bright_points = BRIGHT_POINTS[2 * brights + rain]
     score = _score(piles, bright_points, animals, ribbons, junk)
     september = np.full(piles.shape, september_as_junk)
-    return dict(score=score, brights=brights.astype(np.int16), bright_points=bright_points,
-                animals=animals.astype(np.int16), junk=junk.astype(np.int16), september_as_junk=september)
+    return dict(
+        score=score,
+        brights=brights.astype(np.int16),
+        bright_points=bright_points,
+        animals=animals.astype(np.int16),
+        junk=junk.astype(np.int16),
+        september_as_junk=september,
+    )

@@ -1,0 +1,33 @@
+"""The contributor guide's map of rules to code names only code that exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gostop_env.core import batch, deck, reference, rules, scoring
+
+GUIDE = Path(__file__).parents[1] / "CONTRIBUTING.md"
+MODULES = {"deck": deck, "scoring": scoring, "rules": rules}
+
+
+def _rule_rows() -> list[tuple[str, str, str]]:
+    text = GUIDE.read_text()
+    table = text[text.index("## Where each rule lives") : text.index("## Changing a rule")]
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| §")]
+    return [(cells[1], cells[2], cells[3]) for cells in rows]
+
+
+@pytest.mark.parametrize("rule, in_reference, in_batch", _rule_rows())
+def test_every_name_in_the_rule_map_exists(rule, in_reference, in_batch):
+    for cell, engine in ((in_reference, reference.ReferenceGame), (in_batch, batch.GameBatch)):
+        for name in re.findall(r"`([\w.]+)`", cell):
+            if name.endswith(".py"):
+                assert (Path(reference.__file__).parent / name).exists(), name
+            elif "." in name:
+                module, attribute = name.split(".")
+                assert hasattr(MODULES[module], attribute), f"{rule}: {name}"
+            else:
+                assert hasattr(engine, name) or hasattr(batch, name), f"{rule}: {engine.__name__}.{name}"
