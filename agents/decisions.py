@@ -20,7 +20,7 @@ from gostop_env.core import GameBatch, Phase
 from gostop_env.core import actions as A
 from gostop_env.core import cards as C
 from gostop_env.core.scoring import read_piles
-from gostop_env.outputs import writable_file
+from gostop_env.files import writable_file
 
 FEATURES = (
     "turn",

@@ -42,6 +42,7 @@ import numpy as np
 from gostop_env.core import NUM_ACTIONS, Phase, Rules
 from gostop_env.core.rules import PRESETS
 from gostop_env.encodings import ENCODINGS, encoding_shape, section_slices
+from gostop_env.files import read_json_object
 from gostop_env.policy import Policy
 
 MODEL_FORMAT = "gostop-model/2"
@@ -176,15 +177,10 @@ def _layer_widths(value: Any) -> bool:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    if path.stat().st_size > MAX_META_BYTES:
-        raise ModelError(f"{path} is larger than {MAX_META_BYTES} bytes: not a model's metadata")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise ModelError(f"{path} is not valid JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise ModelError(f"{path} must hold a JSON object, got {type(data).__name__}")
-    return data
+        return read_json_object(path, MAX_META_BYTES, "a model's metadata")
+    except ValueError as error:
+        raise ModelError(str(error)) from None
 
 
 def load_network(

@@ -32,7 +32,7 @@ import numpy as np
 
 from gostop_env.core import Result, Rules
 from gostop_env.core.deck import shuffled_decks
-from gostop_env.outputs import writable_folder
+from gostop_env.files import writable_folder
 
 from .decisions import DecisionRecorder
 from .match import play_hands

@@ -17,6 +17,7 @@ from .core.cards import card_name
 from .core.deck import validate_deck
 from .core.events import Events
 from .core.rules import check_carry
+from .files import read_json_object
 
 FORMAT = "gostop-replay/1"
 MAX_REPLAY_BYTES = 1 << 20  # a hand is a few kilobytes
@@ -39,14 +40,8 @@ class Replay:
     def load(cls, path: str | Path) -> Replay:
         """Read and check a replay file (ValueError saying what is wrong). The file is data:
         nothing in it is executed, and it must replay under the engine to be used."""
-        path = Path(path)
-        if path.stat().st_size > MAX_REPLAY_BYTES:
-            raise ValueError(f"{path} is larger than {MAX_REPLAY_BYTES} bytes: not a replay")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-            raise ValueError(f"{path} is not valid JSON: {error}") from None
-        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
+        data = read_json_object(path, MAX_REPLAY_BYTES, "a replay")
+        if data.pop("format", None) != FORMAT:
             raise ValueError(f"{path} is not a {FORMAT} file")
         return cls.from_dict(data, str(path))
 

@@ -336,7 +336,7 @@ def test_unwritable_outputs_fail_before_any_work(monkeypatch, tmp_path, args, ca
 
 
 def test_a_folder_where_a_file_is_expected_and_the_reverse(tmp_path):
-    from gostop_env.outputs import writable_file, writable_folder
+    from gostop_env.files import writable_file, writable_folder
 
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="is a folder"):

@@ -44,7 +44,7 @@ from gostop_env.core import (
     card_name,
     random_legal_actions,
 )
-from gostop_env.outputs import writable_file
+from gostop_env.files import writable_file
 
 
 def main(argv: Sequence[str] | None = None) -> int:

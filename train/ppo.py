@@ -32,7 +32,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from gostop.agents.learned import save_model
 from gostop.agents.registry import load_model, make_agent
-from gostop_env.outputs import writable_folder
+from gostop_env.files import writable_folder
 from gostop_env.policy import Policy
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool
 

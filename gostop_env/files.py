@@ -1,5 +1,8 @@
-"""Output destinations checked before the work that fills them, so no run is lost to a bad path.
+"""Files in and out: JSON from others read with limits, and output destinations checked
+before the work that fills them, so no run is lost to a bad path.
 
+:func:`read_json_object` reads a small JSON file someone else may have written: a size limit,
+no crash on deep nesting or bad encoding, and an object at the top, else ValueError.
 :func:`writable_file` and :func:`writable_folder` try the destination for real (open the
 file for appending, create a scratch file in the folder) rather than trusting permission
 bits, and raise ValueError with the reason: a folder where a file is expected, a missing
@@ -8,9 +11,26 @@ parent folder, a read-only or special file system (``/proc``), no permission.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
+
+
+def read_json_object(path: str | Path, max_bytes: int, what: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (``what`` names the kind of file in errors); ValueError
+    for a file over ``max_bytes``, invalid or too deeply nested JSON, or a non-object."""
+    path = Path(path)
+    if path.stat().st_size > max_bytes:
+        raise ValueError(f"{path} is larger than {max_bytes} bytes: not {what}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise ValueError(f"{path} is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not {what}: it holds a JSON {type(data).__name__}, not an object")
+    return data
 
 
 def writable_file(path: str | Path, suffixes: tuple[str, ...] = ()) -> Path:
