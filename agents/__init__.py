@@ -8,9 +8,10 @@
 - :mod:`gostop.agents.match`: play hands between policies and compare two over duplicate deals.
 """
 
+from .compare import compare
 from .go_stop import AlwaysStop, Threshold
 from .greedy import Greedy, SimpleGreedy
-from .match import compare, play_hands
+from .match import play_hands
 from .registry import make_agent
 from .search import SearchAgent
 

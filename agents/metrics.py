@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -52,9 +53,21 @@ def wilson(successes: int, trials: int) -> tuple[float, float]:
 def agent_figures(results: TournamentResults) -> list[AgentFigures]:
     """Figures for every agent, best chips per hand first, with openskill ratings."""
     config, r = results.config, results.records()
-    seats = np.array(config.lineups())[r["lineup"]]  # (n, P) agent index per seat
-    ratings = openskill_ratings(results)
-    figures = [_figures(a, name, r, seats, ratings[name]) for a, name in enumerate(config.agents)]
+    return figures_of(r, config.lineups(), config.agents, openskill_ratings(results))
+
+
+def figures_of(
+    records: dict[str, np.ndarray],
+    lineups: Sequence[tuple[int, ...]],
+    agents: Sequence[str],
+    ratings: dict[str, tuple[float, float, float]] | None = None,
+) -> list[AgentFigures]:
+    """Figures for every agent from game records (``RECORD_FIELDS``) whose ``lineup`` column
+    indexes ``lineups``; best chips per hand first. Ratings default to 0 (not computed)."""
+    seats = np.array(lineups)[records["lineup"]]  # (n, P) agent index per seat
+    figures = [
+        _figures(a, name, records, seats, (ratings or {}).get(name, (0.0, 0.0, 0.0))) for a, name in enumerate(agents)
+    ]
     return sorted(figures, key=lambda f: -f.chips)
 
 

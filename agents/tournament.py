@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from gostop_env.core import Result, Rules
+from gostop_env.core import GameBatch, Result, Rules
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.files import writable_folder
 
@@ -126,21 +126,26 @@ def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, An
     batch = play_hands(
         rules, policies, decks, np.random.default_rng([config.seed, chunk, lineup, 1]), history, before_step=recorder
     )
-    records = {
-        "deal": list(range(first, first + count)),
-        "lineup": [lineup] * count,
+    unit = {"chunk": chunk, "lineup": lineup, "records": records_of(batch, first, lineup)}
+    if recorder is not None:
+        unit["decisions"] = _decision_rows(recorder.table(batch), config, first, seats)
+    if config.keep_replays:
+        unit["replays"] = _largest_hands(config, decks, batch.payments, np.array(history), first)
+    return unit
+
+
+def records_of(batch: GameBatch, first_deal: int, lineup: int) -> dict[str, list[Any]]:
+    """The game records (``RECORD_FIELDS``) of a finished batch: deal ``first_deal + i``
+    played under ``lineup``."""
+    return {
+        "deal": list(range(first_deal, first_deal + len(batch))),
+        "lineup": [lineup] * len(batch),
         "payments": batch.payments.tolist(),
         "result": batch.result.tolist(),
         "winner": batch.winner.tolist(),
         "gos": batch.gos.tolist(),
         "scores": batch.scores.tolist(),
     }
-    unit = {"chunk": chunk, "lineup": lineup, "records": records}
-    if recorder is not None:
-        unit["decisions"] = _decision_rows(recorder.table(batch), config, first, seats)
-    if config.keep_replays:
-        unit["replays"] = _largest_hands(config, decks, batch.payments, np.array(history), first)
-    return unit
 
 
 def _decision_rows(
