@@ -30,6 +30,8 @@ COLUMNS = (
     "CVaR-5%",
     "hands",
 )
+COMPACT = ("agent", "chips/hand", "95% CI", "win rate", "go rate", "go success", "rating")
+"""The columns a terminal shows by default (``gostop tournament --wide`` prints them all)."""
 
 
 def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
@@ -55,15 +57,17 @@ def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
     ]
 
 
-def leaderboard_markdown(results: TournamentResults) -> str:
-    """The leaderboard as a markdown table, best chips per hand first."""
+def leaderboard_markdown(results: TournamentResults, columns: tuple[str, ...] = COLUMNS) -> str:
+    """The leaderboard as a markdown table of ``columns`` (all by default; ``COMPACT`` fits
+    a terminal), best chips per hand first."""
     config = results.config
-    rows = leaderboard_rows(agent_figures(results))
+    keep = [COLUMNS.index(c) for c in columns]
+    rows = [[row[i] for i in keep] for row in leaderboard_rows(agent_figures(results))]
     head = (
         f"{config.deals} duplicate deals, {config.players} players, {config.preset} rules, "
         f"{len(config.lineups())} seatings per deal, seed {config.seed}\n\n"
     )
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return head + "\n".join(lines)
 

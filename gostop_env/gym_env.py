@@ -31,13 +31,13 @@ from .core.actions import integer_action
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .policy import Policy, check_actions, observe, opponent_policies
-from .render import render_table
+from .render import RENDER_MODES, check_render_mode, render_table, unsupported_render
 
 
 class GoStopEnv(gymnasium.Env):
     """One seat of a Go-Stop hand against opponent policies."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 1}
 
     def __init__(
         self,
@@ -56,9 +56,8 @@ class GoStopEnv(gymnasium.Env):
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
         if learner_seat != "random" and learner_seat not in range(players):
             raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
-        self.encoding, self.learner_seat, self.render_mode = encoding, learner_seat, render_mode
+        self.render_mode = check_render_mode(render_mode)
+        self.encoding, self.learner_seat = encoding, learner_seat
         self.opponents = opponent_policies(opponents, players)
         self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
         if illegal_action not in ("raise", "penalize"):
@@ -122,6 +121,8 @@ class GoStopEnv(gymnasium.Env):
         return self.batch.legal_action_mask()[0]
 
     def render(self) -> str | None:
+        if unsupported_render(self.render_mode):
+            return None
         text = self.render_text()
         if self.render_mode == "human":
             print(text)

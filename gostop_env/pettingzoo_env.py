@@ -38,7 +38,7 @@ from .core import NUM_ACTIONS, Event, Events, IllegalActionError, Phase, Referen
 from .core.actions import integer_action
 from .core.deck import check_seed, shuffled_decks, validate_deck
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
-from .render import render_snapshot
+from .render import RENDER_MODES, check_render_mode, render_snapshot, unsupported_render
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -51,7 +51,7 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     """Go-Stop as a PettingZoo AEC environment (see the module docstring for options)."""
 
-    metadata = {"name": "gostop_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata = {"name": "gostop_v0", "render_modes": RENDER_MODES, "is_parallelizable": False}
 
     def __init__(
         self,
@@ -70,8 +70,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         encoding_shape(encoding)  # raises on an unknown encoding
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        check_render_mode(render_mode)
         self.encoding, self.nagari_carry = encoding, nagari_carry
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
         self.reward_scale, self.render_mode = float(reward_scale), render_mode
@@ -202,10 +201,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     # ---- rendering -------------------------------------------------------------------------
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        if self.game is None:
+        if unsupported_render(self.render_mode) or self.game is None:
             return None
         text = render_snapshot(self.game.snapshot(), self.rules, viewer=self.game.seat)
         if self.render_mode == "human":

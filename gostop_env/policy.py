@@ -69,17 +69,22 @@ class RandomPolicy:
         return keys.argmax(axis=1).astype(np.int64)
 
 
+class PolicyActionError(ValueError):
+    """A policy returned an illegal action, or the wrong number of them: a fault of the
+    policy, not of whoever runs it."""
+
+
 def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -> np.ndarray:
-    """Return ``actions`` as int64, or raise ValueError naming the first illegal one
-    (TypeError when they are not integers)."""
+    """Return ``actions`` as int64, or raise :class:`PolicyActionError` (a ValueError) naming
+    the first illegal one (TypeError when they are not integers)."""
     actions = integer_actions(actions)
     if actions.shape != (len(masks),):
-        raise ValueError(f"{who} returned {actions.shape[0]} actions for {len(masks)} observations")
+        raise PolicyActionError(f"{who} returned {actions.shape[0]} actions for {len(masks)} observations")
     inside = (actions >= 0) & (actions < masks.shape[1])
     legal = inside & masks[np.arange(len(masks)), np.where(inside, actions, 0)]
     if not legal.all():
         row = int(np.flatnonzero(~legal)[0])
-        raise ValueError(
+        raise PolicyActionError(
             f"{who} chose illegal action {int(actions[row])} in row {row}; legal: {np.flatnonzero(masks[row]).tolist()}"
         )
     return actions

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .core import GameBatch, Phase
 from .core.actions import CHOOSE
 from .core.cards import card_name
@@ -12,6 +14,33 @@ _DECISIONS = {
     Phase.CHOOSE_FLIP: "choose a card to take",
     Phase.GO_STOP: "say go or stop",
 }
+
+
+RENDER_MODES = ["ansi", "human"]
+"""What the environments render: ``"ansi"`` returns the table as text, ``"human"`` prints it."""
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """Gymnasium's convention for a render mode the environment does not support (such as
+    the ``"rgb_array"`` that SB3's ``make_vec_env`` asks for): a warning, not an error;
+    ``render()`` then warns and returns None. A mode that is not a string is a TypeError."""
+    if render_mode is not None and not isinstance(render_mode, str):
+        raise TypeError(f"render_mode must be a string or None, got {render_mode!r}")
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        warnings.warn(
+            f"render_mode {render_mode!r} is not supported (supported: {RENDER_MODES}); render() returns None",
+            UserWarning,
+            stacklevel=3,
+        )
+    return render_mode
+
+
+def unsupported_render(render_mode: str | None) -> bool:
+    """True (after a warning) when ``render()`` has nothing to give in ``render_mode``."""
+    if render_mode in RENDER_MODES:
+        return False
+    warnings.warn(f"render() in render_mode {render_mode!r} gives nothing: use 'ansi' or 'human'", stacklevel=3)
+    return True
 
 
 def _names(cards) -> str:

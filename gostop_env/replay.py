@@ -128,7 +128,8 @@ def replay_lines(replay: Replay) -> list[str]:
     """The hand turn by turn, as ``gostop replay`` prints it."""
     game = replay.game()
     players = game.rules.players
-    lines = [f"rules: {replay.rules}", f"carry: {replay.carry}"]
+    effective = {**game.rules.to_dict(), "target": game.rules.target_score}  # the target in force, not None
+    lines = ["rules: " + ", ".join(f"{k} {v}" for k, v in effective.items()), f"carry: {replay.carry}"]
     lines += [f"seat {s} hand: {_names(h)}" for s, h in enumerate(game.hands)]
     lines.append(f"layout: {_names(game.layout)}")
     lines += ["  " + line for line in describe(game.deal_events, players)]

@@ -10,6 +10,7 @@ from gymnasium.utils.env_checker import check_env
 import gostop_env  # noqa: F401  (registers GoStop-v0)
 from gostop_env.core import GameBatch, IllegalActionError, Rules
 from gostop_env.encodings import encode
+from gostop_env.gym_env import GoStopEnv
 from gostop_env.policy import RandomPolicy
 from gostop_env.vec_env import GoStopVecEnv
 
@@ -106,3 +107,20 @@ def test_masked_policy_never_takes_an_illegal_action():
         actions, _ = model.predict(observations, action_masks=masks)
         assert masks[np.arange(50), actions].all()
         observations, *_ = env.step(actions)
+
+
+def test_unsupported_render_modes_warn_like_gymnasium_so_sb3_make_vec_env_works():
+    pytest.importorskip("stable_baselines3")
+    import gymnasium
+    from stable_baselines3.common.env_util import make_vec_env
+
+    with pytest.warns(UserWarning, match="rgb_array"):
+        vec = make_vec_env("GoStop-v0", n_envs=2, seed=0)
+    assert vec.reset().shape == (2, 571)
+    with pytest.warns(UserWarning, match="rgb_array"):
+        env = gymnasium.make("GoStop-v0", render_mode="rgb_array")
+    env.reset(seed=1)
+    with pytest.warns(UserWarning, match="gives nothing"):
+        assert GoStopEnv(render_mode="rgb_array").render() is None
+    with pytest.raises(TypeError):
+        GoStopEnv(render_mode=3)

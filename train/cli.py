@@ -45,6 +45,7 @@ from gostop_env.core import (
     random_legal_actions,
 )
 from gostop_env.files import writable_file
+from gostop_env.policy import PolicyActionError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         return int(args.run(args))
-    except IllegalActionError as error:  # a ValueError too, but not the user's: say whose fault it is
+    except (IllegalActionError, PolicyActionError) as error:  # ValueErrors too, but not the user's fault
         _fail(args.command, f"an agent chose an illegal move (a fault of that agent, not of the command): {error}", 1)
     except ValueError as error:
         _fail(args.command, str(error), 2)
@@ -68,8 +69,10 @@ def _fail(command: str, message: str, status: int) -> NoReturn:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``gostop`` parser: one subcommand each, its handler in ``run``."""
-    parser = argparse.ArgumentParser(prog="gostop", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="gostop", description="Go-Stop for reinforcement learning: play, compare, train and study agents."
+    )
+    commands = _Commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     _add_play_commands(commands)
     _add_training_commands(commands)
     _add_study_commands(commands)
@@ -80,42 +83,43 @@ def _add_play_commands(commands: Any) -> None:
     """simulate, deal, compare, tournament, play, replay."""
     simulate = commands.add_parser("simulate", help="play random hands in batch and summarise them")
     _rules_arguments(simulate)
-    simulate.add_argument("--hands", type=_positive, default=20_000, help="hands to play (default 20000)")
-    simulate.add_argument("--batch", type=_positive, default=1024, help="games stepped together (default 1024)")
-    simulate.add_argument("--seed", type=_seed, default=0)
+    simulate.add_argument("--hands", type=_positive, default=20_000, help="hands to play")
+    simulate.add_argument("--batch", type=_positive, default=1024, help="games stepped together")
+    _seed_option(simulate)
     deal = commands.add_parser("deal", help="deal one hand and print it, played with random moves")
     _rules_arguments(deal)
-    deal.add_argument("--seed", type=_seed, default=0)
+    _seed_option(deal)
     compare = commands.add_parser("compare", help="two agents over duplicate 2-player deals")
     compare.add_argument("agents", nargs=2, help="agent names, e.g. greedy random")
-    compare.add_argument("--preset", default="seed", help="rule preset: seed or korean (default seed)")
-    compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals (default 5000)")
-    compare.add_argument("--seed", type=_seed, default=0)
+    compare.add_argument("--preset", default="seed", help="rule preset: seed or korean")
+    compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals")
+    _seed_option(compare)
     tournament = commands.add_parser("tournament", help="duplicate-deal tournament between agents")
     tournament.add_argument("agents", nargs="+", help="agent names (two or more)")
-    tournament.add_argument("--players", type=int, default=2)
-    tournament.add_argument("--preset", default="seed")
-    tournament.add_argument("--deals", type=_positive, default=2000)
-    tournament.add_argument("--seed", type=_seed, default=0)
-    tournament.add_argument("--chunk", type=_positive, default=500, help="deals per work unit (default 500)")
+    _game_options(tournament)
+    tournament.add_argument(
+        "--deals", type=_positive, default=2000, help="duplicate deals, each played under every seating"
+    )
+    _seed_option(tournament)
+    tournament.add_argument("--chunk", type=_positive, default=500, help="deals per work unit")
     tournament.add_argument("--workers", type=_positive, default=1, help="parallel worker processes")
-    tournament.add_argument("--out", default="tournament", help="output folder (resumes from it; default ./tournament)")
+    tournament.add_argument("--out", default="tournament", help="output folder (resumes from it)")
     tournament.add_argument("--replays", type=_natural, default=0, help="save the hands with the largest payments")
     tournament.add_argument(
         "--decisions",
         action="store_true",
         help="record every go/stop decision with its features and outcome (decisions.csv)",
     )
+    tournament.add_argument("--wide", action="store_true", help="print every column (the files always have them all)")
     tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
-    play.add_argument("--opponent", default="greedy", help="agent name for every other seat (default greedy)")
-    play.add_argument("--players", type=int, default=2)
-    play.add_argument("--preset", default="seed")
+    play.add_argument("--opponent", default="greedy", help="agent name for every other seat")
+    _game_options(play)
     play.add_argument("--seat", type=int, default=0, help="your seat (0 deals and moves first)")
-    play.add_argument("--seed", type=_seed, default=None)
+    _seed_option(play, None)
     play.add_argument("--save", default=None, help="save the hand as a replay JSON file")
     replay = commands.add_parser("replay", help="print a saved hand turn by turn")
-    replay.add_argument("file")
+    replay.add_argument("file", help="a replay JSON file (gostop play --save, gostop tournament --replays)")
     simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed))
     deal.set_defaults(run=lambda a: _deal(_rules(a), a.seed))
     compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed))
@@ -140,13 +144,12 @@ def _add_training_commands(commands: Any) -> None:
     train.add_argument("--overwrite", action="store_true", help="delete the out folder's earlier run first")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     rllib = commands.add_parser("train-rllib", help="masked PPO self-play on Ray RLlib (pip install '.[rllib]')")
-    rllib.add_argument("--out", default="runs/rllib", help="output folder (default runs/rllib)")
-    rllib.add_argument("--iterations", type=_positive, default=20)
+    rllib.add_argument("--out", default="runs/rllib", help="output folder")
+    rllib.add_argument("--iterations", type=_positive, default=20, help="PPO iterations")
     rllib.add_argument("--env-runners", type=_natural, default=0, help="rollout processes (0: in the driver)")
-    rllib.add_argument("--players", type=int, default=2)
-    rllib.add_argument("--preset", default="seed")
-    rllib.add_argument("--seed", type=_seed, default=0)
-    rllib.add_argument("--batch", type=_positive, default=4000, help="env steps per iteration (default 4000)")
+    _game_options(rllib)
+    _seed_option(rllib)
+    rllib.add_argument("--batch", type=_positive, default=4000, help="env steps per iteration")
     convert = commands.add_parser(
         "convert-model", help="convert a trusted old-format model folder (policy.pth) to policy.safetensors"
     )
@@ -159,10 +162,10 @@ def _add_training_commands(commands: Any) -> None:
 def _add_study_commands(commands: Any) -> None:
     """go-stop sweep and go-stop values."""
     study = commands.add_parser("go-stop", help="go/stop studies: threshold sweeps, go and stop values")
-    kinds = study.add_subparsers(dest="study", required=True)
+    kinds = _Commands(study.add_subparsers(dest="study", required=True, metavar="STUDY"))
     sweep = kinds.add_parser("sweep", help="threshold rules (and other agents) against a reference agent")
-    sweep.add_argument("--card-player", default="greedy", help="card play of the threshold rules (default greedy)")
-    sweep.add_argument("--against", default="greedy", help="the reference agent (default greedy)")
+    sweep.add_argument("--card-player", default="greedy", help="card play of the threshold rules")
+    sweep.add_argument("--against", default="greedy", help="the reference agent")
     sweep.add_argument("--also", nargs="*", default=[], help="more agents to compare, e.g. greedy:stop=ev:n=8")
     for key, default in (("k", "none"), ("gos", "none 1 2 3"), ("stock", "none 2 4 6 8"), ("margin", "none 1 3 5")):
         sweep.add_argument(
@@ -172,19 +175,18 @@ def _add_study_commands(commands: Any) -> None:
             metavar="N",
             help=f"grid values of the threshold rule's {key} ('none' leaves it out; default {default})",
         )
-    sweep.add_argument("--deals", type=_positive, default=2000)
-    sweep.add_argument("--seed", type=_seed, default=0)
-    sweep.add_argument("--workers", type=_positive, default=1)
+    sweep.add_argument("--deals", type=_positive, default=2000, help="duplicate deals per rule")
+    _seed_option(sweep)
+    sweep.add_argument("--workers", type=_positive, default=1, help="parallel worker processes")
     sweep.add_argument("--out", default=None, help="also write the table as CSV (or .parquet) here")
     values = kinds.add_parser("values", help="go and stop values at every go/stop decision of many hands")
     values.add_argument("agents", nargs="+", help="one agent per seat (or one for every seat)")
-    values.add_argument("--players", type=int, default=2)
-    values.add_argument("--preset", default="seed")
-    values.add_argument("--hands", type=_positive, default=1000)
-    values.add_argument("--samples", type=_positive, default=32, help="determinized rollouts per decision (default 32)")
+    _game_options(values)
+    values.add_argument("--hands", type=_positive, default=1000, help="hands to play")
+    values.add_argument("--samples", type=_positive, default=32, help="determinized rollouts per decision")
     values.add_argument("--perfect", action="store_true", help="also the perfect-information values")
-    values.add_argument("--seed", type=_seed, default=0)
-    values.add_argument("--out", default="go_stop_values.csv", help="CSV or .parquet file (default go_stop_values.csv)")
+    _seed_option(values)
+    values.add_argument("--out", default="go_stop_values.csv", help="CSV or .parquet file")
     sweep.set_defaults(run=_sweep)
     values.set_defaults(run=_values)
 
@@ -216,9 +218,34 @@ def _natural(text: str) -> int:
     return _integer(text, 0, "at least 0")
 
 
+class _Commands:
+    """Subcommands that show their defaults in --help and describe themselves."""
+
+    def __init__(self, subparsers: Any):
+        self.subparsers = subparsers
+
+    def add_parser(self, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002 (argparse's name)
+        parser: argparse.ArgumentParser = self.subparsers.add_parser(
+            name,
+            help=help,
+            description=help[0].upper() + help[1:] + ".",
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        return parser
+
+
+def _seed_option(parser: argparse.ArgumentParser, default: int | None = 0) -> None:
+    what = "seed of every random choice" + ("" if default is not None else " (none: a fresh one)")
+    parser.add_argument("--seed", type=_seed, default=default, help=what)
+
+
+def _game_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--players", type=int, default=2, help="2 or 3")
+    parser.add_argument("--preset", default="seed", help="rule preset: seed or korean")
+
+
 def _rules_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", default="seed", help="rule preset: seed or korean (default seed)")
-    parser.add_argument("--players", type=int, default=2, help="2 or 3 (default 2)")
+    _game_options(parser)
     parser.add_argument("--jokers", type=int, default=0, help="jokers in the deck: 0, 1 or 2")
 
 
@@ -294,7 +321,7 @@ def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
 def _tournament(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from gostop.agents.report import leaderboard_markdown, plots_available, write_outputs
+    from gostop.agents.report import COLUMNS, COMPACT, leaderboard_markdown, plots_available, write_outputs
     from gostop.agents.tournament import TournamentConfig, run_tournament
 
     config = TournamentConfig(
@@ -315,7 +342,7 @@ def _tournament(args: argparse.Namespace) -> int:
         progress=lambda units, total: tqdm(units, total=total, desc="units", unit="unit", file=sys.stderr),
         backend="ray" if args.ray else "local",
     )
-    print(leaderboard_markdown(results))
+    print(leaderboard_markdown(results, COLUMNS if args.wide else COMPACT))
     written = write_outputs(results, args.out)
     replays = [p for p in written if p.parent.name == "replays"]
     files = [str(p) for p in written if p not in replays]
