@@ -21,8 +21,22 @@ Options:
 An action is an integer id (Python or NumPy); anything else (a float, a string) is a
 TypeError in either mode, never rounded.
 
-A deal that is a chongtong ends before anyone decides; ``reset`` then deals again and
-lists the chongtong hands it dealt (their payments) in every agent's ``info["chongtong"]``.
+Every agent's ``info`` has the same keys, with arrays of fixed shape, at every step of a
+hand (so that clients which stack infos, such as Tianshou's collectors, can store them):
+
+- ``action_mask``: ``(125,)`` int8, the legal actions (all zero unless the agent is to move);
+- ``event_counts``: ``(P, len(Event))`` int64, what the last step did, per seat, in
+  :class:`~gostop_env.core.Event` order;
+- ``captured``: ``(P,)`` uint64 bitboards of the cards each seat took in the last step;
+  ``stolen``: ``(P, P)`` uint64 bitboards, ``stolen[taker, giver]``;
+- ``payments``: ``(P,)`` int64, the hand's payments (zero until it ends); ``result``: the
+  :class:`~gostop_env.core.Result` code (0 while the hand goes on);
+- ``chongtong_hands`` and ``chongtong_payments`` ``(P,)``: chongtong deals skipped before
+  this hand (a chongtong ends before anyone decides, so ``reset`` deals again) and what
+  they paid;
+- ``illegal_by``: the seat whose illegal action ended the hand (``"penalize"`` mode), else -1.
+
+``event_lines()`` gives the last step's events as readable lines.
 """
 
 from __future__ import annotations
@@ -34,11 +48,14 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .core import NUM_ACTIONS, Event, Events, IllegalActionError, Phase, ReferenceGame, Rules
+from .core import NUM_ACTIONS, Events, IllegalActionError, Phase, ReferenceGame, Rules
 from .core.actions import integer_action
+from .core.cards import bits
 from .core.deck import check_seed, shuffled_decks, validate_deck
+from .core.rules import check_carry
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
 from .render import RENDER_MODES, check_render_mode, render_snapshot, unsupported_render
+from .replay import describe
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -87,6 +104,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._carry = 0
         self.game: ReferenceGame | None = None
         self._scores: list[int] = []
+        self._chongtong = (0, self._no_payments())  # chongtong deals skipped before this hand, their payments
+        self._last_events = Events(players)
 
     # ---- spaces ------------------------------------------------------------------------
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
@@ -104,9 +123,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._carry = 0
         options = options or {}
         if "carry" in options:
-            self._carry = int(options["carry"])
+            self._carry = int(check_carry(options["carry"], scalar=True))
         self.agents = list(self.possible_agents)
-        chongtong = self._deal(options.get("deck"))
+        skipped = self._deal(options.get("deck"))
+        self._chongtong = (len(skipped), np.sum(skipped, axis=0, dtype=np.int64) if skipped else self._no_payments())
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
@@ -114,8 +134,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.infos = {a: {} for a in self.agents}
         self._refresh()
         self._set_infos(self.game.deal_events)
-        for agent in self.agents:
-            self.infos[agent]["chongtong"] = chongtong
         self.agent_selection = self._agent(self.game.seat)
 
     def _deal(self, deck: Any) -> list[list[int]]:
@@ -159,8 +177,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             )
         self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
         self.terminations = {a: True for a in self.agents}
+        self._set_infos(Events(self.rules.players), illegal_by=self.possible_agents.index(agent))
         for a in self.agents:
-            self.infos[a] = {"action_mask": np.zeros(NUM_ACTIONS, np.int8), "illegal_action": agent}
+            self.infos[a]["action_mask"] = np.zeros(NUM_ACTIONS, np.int8)
         self._accumulate_rewards()
 
     def _after_step(self, events: Events) -> None:
@@ -179,15 +198,31 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._mask_now = np.zeros(NUM_ACTIONS, np.int8)
         self._mask_now[self.game.legal_actions()] = 1
 
-    def _set_infos(self, events: Events) -> None:
-        mask, idle = self._mask_now, np.zeros(NUM_ACTIONS, np.int8)
-        described = describe_events(events, self.possible_agents)
+    def _set_infos(self, events: Events, illegal_by: int = -1) -> None:
+        """Every agent's info: the same keys and shapes at every step (module docstring)."""
+        self._last_events = events
+        players = self.rules.players
+        shared = {
+            "event_counts": np.array(events.counts, np.int64),
+            "captured": np.array([bits(c) for c in events.captured], np.uint64),
+            "stolen": np.array([[bits(c) for c in row] for row in events.stolen], np.uint64).reshape(players, players),
+            "payments": np.array(self.game.payments, np.int64),
+            "result": int(self.game.result),
+            "chongtong_hands": self._chongtong[0],
+            "chongtong_payments": self._chongtong[1],
+            "illegal_by": illegal_by,
+        }
+        idle = np.zeros(NUM_ACTIONS, np.int8)
         for i, agent in enumerate(self.agents):
-            info = {"action_mask": mask if i == self.game.seat else idle, "events": described}
-            if self.game.done:
-                info["payments"] = list(self.game.payments)
-                info["result"] = self.game.result.name.lower()
-            self.infos[agent] = info
+            mask = self._mask_now if i == self.game.seat and not self.game.done else idle
+            self.infos[agent] = {"action_mask": mask, **shared}
+
+    def event_lines(self) -> list[str]:
+        """The last step's events as readable lines (captures, specials, steals, payments)."""
+        return describe(self._last_events, self.rules.players)
+
+    def _no_payments(self) -> np.ndarray:
+        return np.zeros(self.rules.players, np.int64)
 
     def _agent(self, seat: int) -> str:
         return self.possible_agents[seat]
@@ -211,24 +246,3 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def close(self) -> None:
         self.game = None
-
-
-EVENT_NAMES = tuple(e.name.lower() for e in Event)
-
-
-def describe_events(one: Events, agents: list[str]) -> dict[str, dict[str, Any]]:
-    """One game's events as ``{agent: {event: count, "captured": [...], "stolen_from": {...}}}``
-    (only what happened)."""
-    out: dict[str, dict[str, Any]] = {}
-    for seat, agent in enumerate(agents):
-        entry: dict[str, Any] = {EVENT_NAMES[e]: n for e, n in enumerate(one.counts[seat]) if n}
-        if one.captured[seat]:
-            entry["captured"] = sorted(one.captured[seat])
-        stolen = {agents[g]: sorted(cards) for g, cards in enumerate(one.stolen[seat]) if cards}
-        if stolen:
-            entry["stolen_from"] = stolen
-        if one.payments[seat]:
-            entry["payment"] = one.payments[seat]
-        if entry:
-            out[agent] = entry
-    return out

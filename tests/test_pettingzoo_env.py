@@ -8,7 +8,7 @@ from conftest import stacked_deck
 from pettingzoo.test import api_test, render_test, seed_test
 
 from gostop_env import gostop_v0
-from gostop_env.core import GameBatch, IllegalActionError, Rules
+from gostop_env.core import Event, GameBatch, IllegalActionError, Rules
 from gostop_env.encodings import encode
 
 CONFIGS = [dict(players=p, preset=s) for s in ("seed", "korean") for p in (2, 3)]
@@ -100,10 +100,11 @@ def test_chongtong_deals_are_reported_and_dealt_again():
     found = False
     for seed in range(400):
         env.reset(seed=seed)
-        skipped = env.infos["player_0"]["chongtong"]
-        if skipped:
+        info = env.infos["player_0"]
+        if info["chongtong_hands"]:
             found = True
-            assert all(sum(p) == 0 and max(p) == 5 for p in skipped)
+            paid = info["chongtong_payments"]
+            assert paid.sum() == 0 and paid.max() == 5 * info["chongtong_hands"]
             assert not any(env.terminations.values())
     assert found
 
@@ -123,3 +124,58 @@ def test_render_ansi_shows_only_the_viewers_hand():
     env.reset(seed=3)
     text = env.render()
     assert "(you)" in text and "hand: 10 cards" in text and "layout:" in text
+
+
+def _info_schema(info):
+    return {k: (np.shape(v), np.asarray(v).dtype) for k, v in info.items()}
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_info_has_one_schema_for_the_whole_hand(players):
+    env = gostop_v0.env(players=players, illegal_action="penalize")
+    rng = np.random.default_rng(5)
+    for hand in range(30):
+        env.reset(seed=hand)
+        schema = _info_schema(env.infos["player_0"])
+        assert schema["event_counts"][0] == (players, len(Event)) and schema["stolen"][0] == (players, players)
+        for agent in env.agent_iter():
+            observation, _, terminated, truncated, info = env.last()
+            assert _info_schema(info) == schema
+            if terminated or truncated:
+                final = info
+                env.step(None)
+                continue
+            legal = np.flatnonzero(observation["action_mask"])
+            illegal = hand == 29 and agent == "player_1"
+            env.step(int(np.setdiff1d(np.arange(125), legal)[0]) if illegal else int(rng.choice(legal)))
+        assert final["payments"].sum() == 0
+        assert final["illegal_by"] == 1 if final["result"] == 0 else final["illegal_by"] == -1
+
+
+def test_event_lines_describe_the_last_step():
+    env = gostop_v0.env()
+    env.reset(seed=1)
+    lines = []
+    while not any(env.terminations.values()):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+        lines += env.event_lines()
+    assert any("takes" in line for line in lines) and any("payments" in line or "nagari" in line for line in lines)
+
+
+def test_tianshou_collects_episodes_when_installed():
+    pytest.importorskip("tianshou", reason="Tianshou is not installed (an optional client)")
+    from tianshou.algorithm.multiagent.marl import MultiAgentPolicy
+    from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+
+    def make():
+        return PettingZooEnv(gostop_v0.env(players=3))
+
+    env = make()
+    policy = MultiAgentPolicy(
+        {a: MARLRandomDiscreteMaskedOffPolicyAlgorithm(env.action_space).policy for a in env.agents}
+    )
+    collector = Collector(policy, DummyVectorEnv([make, make]), VectorReplayBuffer(4000, 2))
+    result = collector.collect(n_episode=8, reset_before_collect=True)
+    assert result.n_collected_episodes >= 8
