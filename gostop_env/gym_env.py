@@ -77,7 +77,7 @@ class GoStopEnv(gymnasium.Env):
         skipped = []
         while True:
             self.seat = (
-                int(self._rng.integers(self.rules.players)) if self.learner_seat == "random" else self.learner_seat
+                int(self._rng.integers(self.rules.players)) if self.learner_seat == "random" else int(self.learner_seat)
             )
             self.batch = GameBatch(
                 self.rules, shuffled_decks(self.rules, self._rng, 1), carry=self._carry if self.nagari_carry else 0
@@ -120,7 +120,7 @@ class GoStopEnv(gymnasium.Env):
             return np.zeros(NUM_ACTIONS, bool)
         return self.batch.legal_action_mask()[0]
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # text frames: the "ansi" mode
         if unsupported_render(self.render_mode):
             return None
         text = self.render_text()

@@ -99,7 +99,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                 "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
             }
         )
-        self._action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self._action_space: gymnasium.spaces.Discrete = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._rng = np.random.default_rng()
         self._carry = 0
         self.game: ReferenceGame | None = None
@@ -126,19 +126,20 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._carry = int(check_carry(options["carry"], scalar=True))
         self.agents = list(self.possible_agents)
         skipped = self._deal(options.get("deck"))
-        self._chongtong = (len(skipped), np.sum(skipped, axis=0, dtype=np.int64) if skipped else self._no_payments())
+        paid = np.array(skipped, np.int64).reshape(-1, self.rules.players).sum(axis=0)
+        self._chongtong = (len(skipped), paid)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._refresh()
         self._set_infos(self.game.deal_events)
         self.agent_selection = self._agent(self.game.seat)
 
     def _deal(self, deck: Any) -> list[list[int]]:
         """Deal until a hand needs a decision; return the payments of chongtong deals skipped."""
-        skipped = []
+        skipped: list[list[int]] = []
         while True:
             order = validate_deck(self.rules, deck) if deck is not None else shuffled_decks(self.rules, self._rng, 1)[0]
             self.deck = order  # the current hand's deck order, top card first

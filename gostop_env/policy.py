@@ -61,7 +61,7 @@ class RandomPolicy:
 
     encoding = "vector"
 
-    def __call__(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def __call__(self, observations: np.ndarray | GameView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         masks = np.asarray(masks, bool)
         if not masks.any(axis=1).all():
             raise ValueError("a row of the mask has no legal action")
@@ -93,7 +93,7 @@ def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -
 def opponent_policies(opponents: Policy | Sequence[Policy] | None, players: int) -> list[Policy]:
     """Policy k plays the seat k + 1 places after the learner in turn order."""
     if opponents is None:
-        opponents = RandomPolicy()
+        return [RandomPolicy()] * (players - 1)
     if isinstance(opponents, (str, bytes)):
         raise TypeError(
             f"opponents are policies, not names: build one from a name with gostop.agents.make_agent({opponents!r})"

@@ -58,10 +58,10 @@ class OpponentPool:
         return len(self.policies) - 1
 
     def set_weights(self, weights: Sequence[float]) -> None:
-        weights = np.asarray(weights, float)
-        if weights.shape != (len(self.policies),) or (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError(f"need {len(self.policies)} non-negative weights with a positive sum, got {weights}")
-        self.weights = weights
+        values = np.asarray(weights, float)
+        if values.shape != (len(self.policies),) or (values < 0).any() or values.sum() <= 0:
+            raise ValueError(f"need {len(self.policies)} non-negative weights with a positive sum, got {values}")
+        self.weights = values
 
     def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` pool indices drawn by weight."""
@@ -101,7 +101,9 @@ class GoStopVecEnv(VecEnv):
         self.encoding, self.learner_seat, self.reward = encoding, learner_seat, reward
         self.learner_decides, self.learner_autoplay = learner_decides, learner_autoplay
         self.pool = opponents if isinstance(opponents, OpponentPool) else None
-        self.opponents = self.pool.policies if self.pool else opponent_policies(opponents, players)
+        self.opponents = (
+            opponents.policies if isinstance(opponents, OpponentPool) else opponent_policies(opponents, players)
+        )
         self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
         space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32)
         self.render_mode = None
@@ -210,7 +212,7 @@ class GoStopVecEnv(VecEnv):
             self._skipped[i].append(float(chips))
         games = finished[reported]
         done[games], rewards[games] = True, outcome[reported]
-        terminal = encode(self.batch.select(games), self.learner[games], self.encoding) if games.size else []
+        terminal = encode(self.batch.select(games), self.learner[games], self.encoding) if games.size else None
         for k, i in enumerate(games):
             infos[i] = {
                 "terminal_observation": terminal[k],

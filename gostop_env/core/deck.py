@@ -59,7 +59,7 @@ def void_month(rules: Rules, deck: Sequence[int]) -> int | None:
     return full[0] if full else None
 
 
-def validate_deck(rules: Rules, deck: Sequence[int]) -> np.ndarray:
+def validate_deck(rules: Rules, deck: Sequence[int] | np.ndarray) -> np.ndarray:
     """Check an explicit deck order; return it as an int8 array or raise ValueError saying why
     (card ids must be Python or NumPy integers: 3.0 or "3" is refused, never converted)."""
     expected = cards_in_play(rules)

@@ -76,7 +76,7 @@ class ReferenceGame:
     ``carry`` is the number of consecutive nagari hands right before this one (§14.11).
     """
 
-    def __init__(self, rules: Rules, deck: Sequence[int], carry: int = 0):
+    def __init__(self, rules: Rules, deck: Sequence[int] | np.ndarray, carry: int = 0):
         order = validate_deck(rules, deck)
         carry = int(check_carry(carry, scalar=True))
         hands, layout, stock = deal_slices(rules, order)
