@@ -7,6 +7,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .core import GameBatch, Result, Rules, action_name
+from .core import actions as A
+from .core import cards as C
+from .core.cards import card_name
 from .core.deck import check_seed, shuffled_decks
 from .policy import Policy, check_actions, observe
 from .render import render_table
@@ -49,37 +52,76 @@ def play_in_terminal(
                 check_actions(policy(observe(policy, batch, np.array([0]), np.array([mover])), masks, rng), masks)[0]
             )
             write(f"seat {mover}: {action_name(action)}")
-        for line in describe(batch.step([action]).game(0), rules.players):
+        before = int(batch.stock_pos[0])
+        events = batch.step([action]).game(0)
+        flipped = [card_name(int(c)) for c in batch.stock[0, before : int(batch.stock_pos[0])]]
+        if flipped:
+            write(f"  flipped from the stock: {', '.join(flipped)}")
+        for line in describe(events, rules.players):
             write("  " + line)
         actions.append(action)
     _summary(batch, seat, write)
     return Replay(rules.to_dict(), [int(c) for c in deck], actions, 0, batch.payments[0].tolist())
 
 
+HELP = (
+    "Answer with a move's number, its name (with or without 'play'), or the start of a name that "
+    "only one move has (e.g. 'jan' when only one January card can be played); 'help' shows this, "
+    "'quit' leaves the hand."
+)
+
+
 def _ask(batch: GameBatch, seat: int, read: Callable[[str], str], write: Callable[[str], None]) -> int:
     write("")
     write(render_table(batch, 0, viewer=seat))
-    legal = batch.legal_actions(0)
-    menu = "  ".join(f"{i}) {action_name(a)}" for i, a in enumerate(legal, start=1))
-    write("Your move: " + menu)
+    menu = _menu(batch, seat)
+    listing = "  ".join(f"{i}) {label}" for i, (label, _) in enumerate(menu, start=1))
+    write("Your move: " + listing)
     while True:
         try:
             answer = read("> ").strip().lower()
         except EOFError:
             raise LeftGame("no more input: the hand is left unfinished") from None
-        choice = _parse(answer, legal)
+        if answer == "quit":
+            raise LeftGame("you left the hand")
+        if answer == "help":
+            write(HELP)
+            continue
+        choice = _parse(answer, menu)
         if choice is not None:
+            write(f"you: {dict((a, label) for label, a in menu)[choice]}")
             return choice
-        write(f"{answer!r} is not one of the choices. Choose a number: {menu}")
+        write(f"{answer!r} is not one of the choices ('help' explains). {listing}")
 
 
-def _parse(answer: str, legal: list[int]) -> int | None:
-    names = {action_name(a).lower(): a for a in legal}
-    if answer in names:
-        return names[answer]
-    if answer.isdigit() and 1 <= int(answer) <= len(legal):
-        return legal[int(answer) - 1]
-    return None
+def _menu(batch: GameBatch, seat: int) -> list[tuple[str, int]]:
+    """(label, action) for each distinct legal move: identical cards (two plain junk of a
+    month) are offered once, and shakes and bombs name the cards they show."""
+    hand = C.cards_of(batch.hands[0, seat])
+    menu: dict[str, int] = {}
+    for action in batch.legal_actions(0):
+        label = action_name(action)
+        if A.SHAKE <= action < A.PASS:
+            month = (action - A.SHAKE) % 12
+            verb = "shake" if action < A.BOMB else "bomb"
+            shown = [card_name(c) for c in hand if C.MONTH[c] == month]
+            label = f"{verb} {card_name(4 * month).split()[0]} ({', '.join(shown)})"
+        menu.setdefault(label, action)
+    return list(menu.items())
+
+
+def _parse(answer: str, menu: list[tuple[str, int]]) -> int | None:
+    """The move ``answer`` names: a number, a label (or a card's name without 'play'), or a
+    prefix of exactly one of those; None when it names none or several."""
+    if answer.isdigit():
+        return menu[int(answer) - 1][1] if 1 <= int(answer) <= len(menu) else None
+    names = [(label.lower(), action) for label, action in menu]
+    names += [(label[len("play ") :], action) for label, action in names if label.startswith("play ")]
+    exact = {action for label, action in names if label == answer}
+    if exact:
+        return exact.pop()
+    matches = {action for label, action in names if answer and label.startswith(answer)}
+    return matches.pop() if len(matches) == 1 else None
 
 
 def _summary(batch: GameBatch, seat: int, write: Callable[[str], None]) -> None:

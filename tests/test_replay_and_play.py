@@ -93,3 +93,38 @@ def test_replay_of_a_missing_file_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         main(["replay", "/nonexistent/hand.json"])
     assert "cannot read replay" in capsys.readouterr().err
+
+
+def _play(answers, seed=4):
+    feed, out = iter(answers), io.StringIO()
+    try:
+        play_in_terminal(
+            Rules(), [make_agent("greedy")], seed=seed, read=lambda _: next(feed), write=lambda s: out.write(s + "\n")
+        )
+    except LeftGame as left:
+        out.write(f"LEFT: {left}\n")
+    return out.getvalue()
+
+
+def test_terminal_play_takes_names_prefixes_help_and_quit():
+    # seed 4: the first hand holds two May iris junk (offered once) and one Mar card
+    text = _play(["help", "play", "mar", "may iris junk", "quit"])
+    first_menu = text.split("Your move: ")[1].splitlines()[0]
+    assert first_menu.count("May iris junk") == 1 and "Answer with a move's number" in text
+    assert "'play' is not one of the choices" in text  # a prefix of many moves
+    assert "you: play Mar cherry junk" in text and "you: play May iris junk" in text
+    assert "flipped from the stock:" in text and text.rstrip().endswith("LEFT: you left the hand")
+
+
+def test_terminal_play_names_the_cards_of_a_shake():
+    for seed in range(200):
+        rules = Rules()
+        hand = set(
+            shuffled_decks(rules, np.random.default_rng(seed), 1)[0][[5, 6, 7, 8, 9, 19, 20, 21, 22, 23]].tolist()
+        )
+        months = [m for m in range(12) if len({4 * m + k for k in range(4)} & hand) == 3]
+        if months:
+            text = _play(["quit"], seed=seed)
+            assert "shake " in text and ", " in text.split("shake ")[1].split(")")[0]
+            return
+    pytest.fail("no deal with a shake in 200 seeds")
