@@ -6,6 +6,7 @@ import csv
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +104,9 @@ def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
     if decisions:
         written.append(save_table(decisions, folder / "decisions.csv"))
     if plots_available():
-        written += _plots(figures, table, agents, folder)
+        config = results.config
+        about = f"{config.deals:,} duplicate deals, {config.players} players, {config.preset} rules"
+        written += _plots(figures, table, agents, folder, about, config.players)
     written += _replays(results, folder)
     return written
 
@@ -125,42 +128,99 @@ def plots_available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def _plots(figures: list[AgentFigures], table: np.ndarray, agents: list[str], folder: Path) -> list[Path]:
+def _plots(
+    figures: list[AgentFigures],
+    table: np.ndarray,
+    agents: list[str],
+    folder: Path,
+    about: str,
+    players: int,
+) -> list[Path]:
+    """chips.png, head_to_head.png and ratings.png; ``about`` (deals, players, rules) titles them."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [f.agent for f in figures]
     paths = [folder / "chips.png", folder / "head_to_head.png", folder / "ratings.png"]
-    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * len(figures)))
-    means = [f.chips for f in figures]
+    _chips_plot(plt, figures, about, paths[0])
+    _head_to_head_plot(plt, figures, table, agents, about, players, paths[1])
+    _ratings_plot(plt, figures, about, paths[2])
+    return paths
+
+
+def _chips_plot(plt: Any, figures: list[AgentFigures], about: str, path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.5 * len(figures)))
     errors = np.array([[f.chips - f.chips_ci[0], f.chips_ci[1] - f.chips] for f in figures]).T
-    ax.barh(names, means, xerr=errors, capsize=4, color="tab:blue")
+    ax.barh([f.agent for f in figures], [f.chips for f in figures], xerr=errors, capsize=4, color="tab:blue")
     ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("chips per hand (95% interval)")
+    ax.set_xlabel("chips per hand (95% interval over deals)")
+    ax.set_title(f"Chips per hand: {about}", fontsize=10)
     ax.invert_yaxis()
     fig.tight_layout()
-    fig.savefig(paths[0], dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(1.5 + 0.8 * len(agents), 1 + 0.8 * len(agents)))
-    image = ax.imshow(np.nan_to_num(table), cmap="RdBu", vmin=-np.nanmax(np.abs(table)), vmax=np.nanmax(np.abs(table)))
-    ax.set_xticks(range(len(agents)), agents, rotation=45, ha="right")
-    ax.set_yticks(range(len(agents)), agents)
+
+
+def _head_to_head_plot(
+    plt: Any,
+    figures: list[AgentFigures],
+    table: np.ndarray,
+    agents: list[str],
+    about: str,
+    players: int,
+    path: Path,
+) -> None:
+    """Rows and columns in leaderboard order. With two players a cell is the row agent's
+    chips per hand against the column agent; with more, at the tables where the column agent
+    also sits (constant along a row when every table holds every agent, and titled so)."""
+    order = [agents.index(f.agent) for f in figures]
+    table, names = table[np.ix_(order, order)], [agents[i] for i in order]
+    size = len(names)
+    fig, ax = plt.subplots(figsize=(2.5 + 0.9 * size, 1.8 + 0.8 * size))
+    limit = float(np.nanmax(np.abs(table))) if np.isfinite(table).any() else 1.0
+    image = ax.imshow(np.nan_to_num(table), cmap="RdBu", vmin=-limit, vmax=limit)
+    ax.set_xticks(range(size), names, rotation=45, ha="right")
+    ax.set_yticks(range(size), names)
     for (a, b), value in np.ndenumerate(table):
         if not np.isnan(value):
-            strong = abs(value) > 0.6 * np.nanmax(np.abs(table))
+            strong = abs(value) > 0.6 * limit
             ax.text(b, a, f"{value:+.1f}", ha="center", va="center", fontsize=8, color="white" if strong else "black")
-    ax.set_title("chips/hand: row vs column", fontsize=10)
-    fig.colorbar(image)
+    if players == 2:
+        what = "row agent's chips/hand against the column agent"
+    elif size == players:
+        what = "row agent's chips/hand (every table holds every agent: one value per row)"
+    else:
+        what = "row agent's chips/hand at tables where the column agent also sits"
+    ax.set_title(f"{what}\n{about}", fontsize=9)
+    fig.colorbar(image, label="chips per hand of the row agent")
     fig.tight_layout()
-    fig.savefig(paths[1], dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * len(figures)))
-    ax.barh(names, [f.mu for f in figures], xerr=[3 * f.sigma for f in figures], capsize=4, color="tab:green")
-    ax.set_xlabel("openskill mu (±3 sigma)")
+
+
+def _ratings_plot(plt: Any, figures: list[AgentFigures], about: str, path: Path) -> None:
+    """openskill mu with 3 sigma either side, best rating (mu - 3 sigma) first."""
+    ranked = sorted(figures, key=lambda f: -f.rating)
+    fig, ax = plt.subplots(figsize=(7, 1.6 + 0.5 * len(ranked)))
+    low = min(f.mu - 3 * f.sigma for f in ranked)
+    high = max(f.mu + 3 * f.sigma for f in ranked)
+    ax.barh(
+        [f.agent for f in ranked],
+        [f.mu - low + 1 for f in ranked],
+        left=low - 1,
+        xerr=[3 * f.sigma for f in ranked],
+        capsize=4,
+        color="tab:green",
+    )
+    ax.set_xlim(low - 1, high + 1)
+    ax.set_xlabel("openskill mu, the skill estimate (bars: ±3 sigma, its uncertainty)")
+    ax.set_title(
+        f"Ratings, best first (rank = mu - 3 sigma)\n{about}\n"
+        "They count who won each hand, not how many chips: the order can differ from chips/hand",
+        fontsize=8,
+    )
     ax.invert_yaxis()
     fig.tight_layout()
-    fig.savefig(paths[2], dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    return paths
