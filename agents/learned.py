@@ -310,13 +310,29 @@ def model_fingerprint(name_or_path: str, _within: tuple[Path, ...] = ()) -> str:
     digest = hashlib.sha256()
     for name in (META_FILE, WEIGHTS_FILE):
         digest.update(hashlib.sha256((folder / name).read_bytes()).digest())
-    if meta["decides"] == "go_stop":
-        kind, _, target = meta["card_player"].strip().partition(":")
-        if kind == "model":
-            if model_folder(target).resolve() in (*_within, folder.resolve()):
-                raise ModelError(f"card_player {meta['card_player']!r} leads back to a model it plays for")
-            digest.update(model_fingerprint(target, (*_within, folder.resolve())).encode())
+    target = card_player_model(meta, folder.resolve(), _within)
+    if target is not None:
+        digest.update(model_fingerprint(target, (*_within, folder.resolve())).encode())
     return digest.hexdigest()[:16]
+
+
+def card_player_model(meta: dict[str, Any], folder: Path, within: tuple[Path, ...] = ()) -> str | None:
+    """The model a go/stop model's card player names (``model:PATH`` gives PATH), or None when
+    it names no model (or the model decides everything). ``folder`` is the go/stop model's
+    resolved folder and ``within`` the models that lead to it: a chain that comes back to
+    one of them is a :class:`ModelError`."""
+    if meta["decides"] != "go_stop":
+        return None
+    kind, _, target = meta["card_player"].strip().partition(":")
+    if kind != "model":
+        return None
+    chain = (*within, folder)
+    if model_folder(target).resolve() in chain:
+        raise ModelError(
+            f"card_player {meta['card_player']!r} leads back to a model it plays for: "
+            f"{' -> '.join(str(p) for p in chain)}"
+        )
+    return target
 
 
 def convert_pickled_model(folder: str | Path) -> Path:

@@ -26,7 +26,7 @@ from gostop_env.policy import Policy, RandomPolicy
 
 from .go_stop import make_go_stop_rule
 from .greedy import Greedy, SimpleGreedy
-from .learned import GoStopComposite, ModelError, load_network, model_folder
+from .learned import GoStopComposite, card_player_model, load_network
 from .search import SearchAgent
 
 CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
@@ -86,21 +86,11 @@ def load_model(
     network, meta, folder = load_network(name_or_path, rules, deterministic)
     if meta["decides"] == "all":
         return network
-    return GoStopComposite(
-        _card_player(meta["card_player"], rules, (*_within, folder)), network, name=f"model:{name_or_path}"
+    target = card_player_model(meta, folder, _within)
+    card_player = (
+        load_model(target, rules, _within=(*_within, folder)) if target else make_agent(meta["card_player"], rules)
     )
-
-
-def _card_player(name: str, rules: Rules | None, within: tuple[Path, ...]) -> Policy:
-    """A go/stop model's card player; a chain of models that comes back to itself is an error."""
-    kind, _, target = name.strip().partition(":")
-    if kind != "model":
-        return make_agent(name, rules)
-    if model_folder(target).resolve() in within:
-        raise ModelError(
-            f"card_player {name!r} leads back to a model it plays for: {' -> '.join(str(p) for p in within)}"
-        )
-    return load_model(target, rules, _within=within)
+    return GoStopComposite(card_player, network, name=f"model:{name_or_path}")
 
 
 def _search(options: list[str], rules: Rules | None) -> SearchAgent:

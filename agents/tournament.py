@@ -298,10 +298,11 @@ def _load_done(log: Path, config: TournamentConfig, key: str) -> list[dict[str, 
     unit starts on a line of its own)."""
     if not log.exists():
         return []
-    text = log.read_text(encoding="utf-8", errors="replace")
-    lines = text.split("\n")
-    if lines[-1]:  # no newline at the end: an interrupted write
-        _drop_partial_line(log)
+    data = log.read_bytes()
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    if lines[-1]:  # no newline at the end: an interrupted write; cut it after the last complete line
+        with log.open("r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
     units: dict[tuple[int, int], dict[str, Any]] = {}
     for number, line in enumerate(lines[:-1], start=1):
         unit = _parse_unit(line, f"{log}, line {number}")
@@ -320,12 +321,6 @@ def _load_done(log: Path, config: TournamentConfig, key: str) -> list[dict[str, 
             )
         units[place] = unit
     return list(units.values())
-
-
-def _drop_partial_line(log: Path) -> None:
-    """Cut the log after its last complete line."""
-    with log.open("r+b") as f:
-        f.truncate(log.read_bytes().rfind(b"\n") + 1)
 
 
 def _parse_unit(line: str, where: str) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def _ask(batch: GameBatch, seat: int, read: Callable[[str], str], write: Callabl
             continue
         choice = _parse(answer, menu)
         if choice is not None:
-            write(f"you: {dict((a, label) for label, a in menu)[choice]}")
+            write(f"you: {next(label for label, action in menu if action == choice)}")
             return choice
         write(f"{answer!r} is not one of the choices ('help' explains). {listing}")
 

@@ -87,10 +87,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         encoding_shape(encoding)  # raises on an unknown encoding
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
-        check_render_mode(render_mode)
+        self.render_mode = check_render_mode(render_mode)
         self.encoding, self.nagari_carry = encoding, nagari_carry
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
-        self.reward_scale, self.render_mode = float(reward_scale), render_mode
+        self.reward_scale = float(reward_scale)
         self.possible_agents = [f"player_{i}" for i in range(players)]
         self.agents = list(self.possible_agents)
         self._observation_space = gymnasium.spaces.Dict(
@@ -179,8 +179,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
         self.terminations = {a: True for a in self.agents}
         self._set_infos(Events(self.rules.players), illegal_by=self.possible_agents.index(agent))
-        for a in self.agents:
-            self.infos[a]["action_mask"] = np.zeros(NUM_ACTIONS, np.int8)
         self._accumulate_rewards()
 
     def _after_step(self, events: Events) -> None:
@@ -214,8 +212,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             "illegal_by": illegal_by,
         }
         idle = np.zeros(NUM_ACTIONS, np.int8)
+        over = self.game.done or illegal_by >= 0
         for i, agent in enumerate(self.agents):
-            mask = self._mask_now if i == self.game.seat and not self.game.done else idle
+            mask = self._mask_now if i == self.game.seat and not over else idle
             self.infos[agent] = {"action_mask": mask, **shared}
 
     def event_lines(self) -> list[str]:

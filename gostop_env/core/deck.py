@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .bitboard import NIBBLE_LOW
 from .cards import MONTH, NUM_MONTH_CARDS, card_name
 from .rules import Rules
 
@@ -104,11 +105,8 @@ def _maybe_void(rules: Rules, decks: np.ndarray) -> np.ndarray:
     its four bits (a nibble) are all set; jokers are bits 48 and up."""
     layout = np.concatenate([decks[:, a:b] for seat, a, b in DEAL_PACKETS[rules.players] if seat < 0], axis=1)
     board = np.bitwise_or.reduce(np.uint64(1) << layout.astype(np.uint64), axis=1)
-    full = board & (board >> np.uint64(1)) & (board >> np.uint64(2)) & (board >> np.uint64(3)) & _NIBBLE_LOW
+    full = board & (board >> np.uint64(1)) & (board >> np.uint64(2)) & (board >> np.uint64(3)) & NIBBLE_LOW
     return (full != 0) | ((board >> np.uint64(NUM_MONTH_CARDS)) != 0)
-
-
-_NIBBLE_LOW = np.uint64(0x111111111111)  # bit 0 of each month's four bits
 
 
 def check_seed(seed: Any) -> int:
