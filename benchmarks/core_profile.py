@@ -53,12 +53,12 @@ def instrument() -> None:
 def play(rules: Rules, batch_size: int, steps: int, seed: int = 0) -> float:
     """Random play for ``steps`` steps; returns the loop's CPU seconds."""
     rng = np.random.default_rng(seed)
-    batch = GameBatch.from_seed(rules, rng, batch_size)
+    batch = GameBatch.from_seed(rules, rng, batch_size, backend="numpy")  # the NumPy core's stages
     decks = _DeckPool(rules, rng, batch_size)
     decks.take = timed("dealing decks (shuffles)", decks.take)
     start = time.process_time()
     for _ in range(steps):
-        batch.step(random_legal_actions(batch.legal_bits, rng))
+        batch.step(random_legal_actions(batch.legal_bits, rng, "numpy"))
         done = np.flatnonzero(batch.done)
         if done.size:
             batch.reset_games(done, decks.take(done.size))

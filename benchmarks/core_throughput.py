@@ -1,16 +1,20 @@
 """Throughput of the rules engines under random legal play, printed as a markdown table.
 
-Vectorised core at batch 1, 64, 1024 and 4096 (finished games are dealt again in place,
-so the batch stays full; dealing is included) and the reference engine, with 2 and 3
-players, ``seed`` preset. Decisions are actions taken by the seat to move; random legal
-actions come from ``random_legal_actions`` on the core's legal-action bitmask (the
-reference engine picks from ``legal_actions()``). Peak memory is tracemalloc's peak over
-a separate short run of the same loop (tracing slows NumPy too much to time with it on).
+The core on each backend installed (``numpy``; ``numba`` with the ``fast`` extra) at batch
+1, 64, 1024 and 4096 (finished games are dealt again in place, so the batch stays full;
+dealing is timed, shuffling is not: decks come from a pool made first) and the reference
+engine, with 2 and 3 players, ``seed`` preset. Decisions are actions taken by the seat to
+move; random legal actions come from ``random_legal_actions`` on the core's legal-action
+bitmask, on the batch's own backend (the reference engine picks from ``legal_actions()``).
+Compiled kernels are loaded (or compiled) before any timing; the
+first table says how long that took. Peak memory is tracemalloc's peak over a separate
+short run of the same loop (tracing slows NumPy too much to time with it on).
 A last table runs the same core loop in two processes at once (one batch each, own seeds)
 and sums their rates: what a 2-core machine gives with both cores busy.
 Each row is run ``--repeats`` times: the table gives the median and the range, since a
 shared machine's speed varies from run to run.
-Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096]``.
+Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096]
+[--backends numpy,numba]``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import tracemalloc
 import numpy as np
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
+from gostop_env.core.batch import available_backends
 from gostop_env.core.deck import shuffled_decks
 
 
@@ -36,16 +41,18 @@ def peak_mib(run, *args) -> float:
     return peak
 
 
-def run_core(rules: Rules, batch_size: int, seconds: float, seed: int = 0) -> tuple[float, float]:
+def run_core(
+    rules: Rules, batch_size: int, seconds: float, seed: int = 0, backend: str = "numpy"
+) -> tuple[float, float]:
     """Random play on the core for about ``seconds``; returns (hands/s, decisions/s)."""
     rng = np.random.default_rng(seed)
-    batch = GameBatch.from_seed(rules, rng, batch_size)
+    batch = GameBatch.from_seed(rules, rng, batch_size, backend=backend)
     decks = _DeckPool(rules, rng, batch_size)
     hands = decisions = 0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
         for _ in range(20):
-            actions = random_legal_actions(batch.legal_bits, rng)
+            actions = random_legal_actions(batch.legal_bits, rng, batch.backend)
             decisions += int(np.count_nonzero(actions >= 0))
             batch.step(actions)
             done = np.flatnonzero(batch.done)
@@ -56,15 +63,15 @@ def run_core(rules: Rules, batch_size: int, seconds: float, seed: int = 0) -> tu
 
 
 class _DeckPool:
-    """Shuffled decks drawn a batch at a time (shuffling is timed, in bulk)."""
+    """Shuffled decks dealt in turn from a pool made before the clock starts (eight batches'
+    worth, then from the top again), so that the table times the engine, not the shuffle."""
 
     def __init__(self, rules: Rules, rng: np.random.Generator, size: int):
-        self.rules, self.rng, self.size = rules, rng, max(size, 64)
-        self.decks, self.next = shuffled_decks(rules, rng, self.size), 0
+        self.decks, self.next = shuffled_decks(rules, rng, 8 * max(size, 64)), 0
 
     def take(self, count: int) -> np.ndarray:
         if self.next + count > len(self.decks):
-            self.decks, self.next = shuffled_decks(self.rules, self.rng, max(self.size, count)), 0
+            self.next = 0
         self.next += count
         return self.decks[self.next - count : self.next]
 
@@ -83,15 +90,24 @@ def run_reference(rules: Rules, seconds: float, seed: int = 0) -> tuple[float, f
     return hands / elapsed, decisions / elapsed
 
 
-def _core_decisions(args: tuple[int, float, int]) -> float:
-    batch_size, seconds, seed = args
-    return run_core(Rules(), batch_size, seconds, seed)[1]
+def _core_decisions(args: tuple[int, float, int, str]) -> float:
+    batch_size, seconds, seed, backend = args
+    run_core(Rules(), 1, 0.01, seed, backend)  # kernels loaded before the clock starts
+    return run_core(Rules(), batch_size, seconds, seed, backend)[1]
 
 
-def two_processes(batch_size: int, seconds: float) -> float:
+def two_processes(batch_size: int, seconds: float, backend: str) -> float:
     """Summed decisions/s of two processes each running a 2-player core batch."""
     with multiprocessing.get_context("spawn").Pool(2) as pool:
-        return sum(pool.map(_core_decisions, [(batch_size, seconds, 1), (batch_size, seconds, 2)]))
+        return sum(pool.map(_core_decisions, [(batch_size, seconds, s, backend) for s in (1, 2)]))
+
+
+def warm_up(backend: str) -> float:
+    """Seconds to load (or first compile) ``backend``'s kernels: one short game loop."""
+    start = time.perf_counter()
+    run_core(Rules(), 2, 0.01, backend=backend)
+    run_core(Rules(players=3), 2, 0.01, backend=backend)
+    return time.perf_counter() - start
 
 
 def repeated(run, repeats: int) -> tuple[float, float, str]:
@@ -107,28 +123,40 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="time per run (default 3)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per row (default 3)")
     parser.add_argument("--batches", default="1,64,1024,4096")
+    parser.add_argument("--backends", default=",".join(available_backends()), help="default: every one installed")
     args = parser.parse_args()
-    print("| engine | players | batch | hands/s | decisions/s | decisions/s, range | peak MiB |")
-    print("|---|---|---|---|---|---|---|")
+    backends = args.backends.split(",")
+    print("| backend | kernels ready in, s |\n|---|---|")
+    for backend in backends:
+        print(f"| {backend} | {warm_up(backend):.2f} |", flush=True)
+    print("\n| engine | backend | players | batch | hands/s | decisions/s | decisions/s, range | peak MiB |")
+    print("|---|---|---|---|---|---|---|---|")
     for players in (2, 3):
         rules = Rules(players=players)
-        for batch_size in (int(b) for b in args.batches.split(",")):
-            hands, decisions, spread = repeated(
-                lambda r=rules, b=batch_size: run_core(r, b, args.seconds), args.repeats
-            )
-            peak = peak_mib(run_core, rules, batch_size, 0.0)
-            print(
-                f"| core | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |",
-                flush=True,
-            )
+        for backend in backends:
+            for batch_size in (int(b) for b in args.batches.split(",")):
+                hands, decisions, spread = repeated(
+                    lambda r=rules, b=batch_size, k=backend: run_core(r, b, args.seconds, backend=k), args.repeats
+                )
+                peak = peak_mib(run_core, rules, batch_size, 0.0, 0, backend)
+                print(
+                    f"| core | {backend} | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {spread} "
+                    f"| {peak:.1f} |",
+                    flush=True,
+                )
         hands, decisions, spread = repeated(lambda r=rules: run_reference(r, args.seconds), args.repeats)
         peak = peak_mib(run_reference, rules, 0.0)
-        print(f"| reference | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |", flush=True)
-    print("\n| core, 2 players | batch per process | games in flight | decisions/s, both processes | range |")
+        print(
+            f"| reference | - | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |", flush=True
+        )
+    print("\n| core, 2 players | backend | batch per process | decisions/s, both processes | range |")
     print("|---|---|---|---|---|")
-    for batch_size in (2048, 4096):
-        _, rate, spread = repeated(lambda b=batch_size: (0.0, two_processes(b, args.seconds)), args.repeats)
-        print(f"| 2 processes | {batch_size} | {2 * batch_size} | {rate:,.0f} | {spread} |", flush=True)
+    for backend in backends:
+        for batch_size in (2048, 4096):
+            _, rate, spread = repeated(
+                lambda b=batch_size, k=backend: (0.0, two_processes(b, args.seconds, k)), args.repeats
+            )
+            print(f"| 2 processes | {backend} | {batch_size} | {rate:,.0f} | {spread} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules
+from gostop_env.core.batch import STATE_FIELDS, available_backends
 from gostop_env.core.bitboard import bit
 from gostop_env.core.deck import DEAL_PACKETS, DEALT, cards_in_play
 from gostop_env.core.position import Position
@@ -31,27 +32,40 @@ settings.register_profile("deep", parent=settings.get_profile("gostop"), derando
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gostop"))
 
 
-class Both:
-    """A reference game and a one-game batch, stepped together and compared at every step."""
+BACKENDS = available_backends()
+"""The batch backends every scenario runs on: the NumPy core, and the compiled one where
+numba is installed, as it is in CI (``.ci/run`` installs the ``fast`` extra)."""
 
-    def __init__(self, ref: ReferenceGame, batch: GameBatch):
-        self.ref, self.batch = ref, batch
-        assert batch.deal_events.game(0).as_tuple() == ref.deal_events.as_tuple()
+
+class Both:
+    """A reference game and a one-game batch on every backend, stepped together and compared
+    at every step (``batch`` is the NumPy core's)."""
+
+    def __init__(self, ref: ReferenceGame, batches: list[GameBatch]):
+        self.ref, self.batches, self.batch = ref, batches, batches[0]
+        for batch in batches:
+            assert batch.deal_events.game(0).as_tuple() == ref.deal_events.as_tuple(), batch.backend
         self.check()
 
     def check(self) -> None:
-        a, b = self.ref.snapshot(), self.batch.snapshot(0)
-        diffs = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
-        assert not diffs, f"engines disagree (reference, batch): {diffs}"
-        assert (self.batch.legal_action_mask()[0] == self.ref.legal_action_mask()).all()
+        a = self.ref.snapshot()
+        for batch in self.batches:
+            b = batch.snapshot(0)
+            diffs = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+            assert not diffs, f"engines disagree (reference, {batch.backend}): {diffs}"
+            assert (batch.legal_action_mask()[0] == self.ref.legal_action_mask()).all(), batch.backend
+        for name in STATE_FIELDS:  # the backends agree on every field, scratch ones included
+            for batch in self.batches[1:]:
+                assert (getattr(batch, name) == getattr(self.batch, name)).all(), (name, batch.backend)
 
     def step(self, *actions: int):
-        """Apply actions in turn on both engines; return the reference's events of the last."""
+        """Apply actions in turn on every engine; return the reference's events of the last."""
         events = None
         for action in actions:
             events = self.ref.step(action)
-            batch_events = self.batch.step([action]).game(0)
-            assert events.as_tuple() == batch_events.as_tuple(), (events, batch_events)
+            for batch in self.batches:
+                batch_events = batch.step([action]).game(0)
+                assert events.as_tuple() == batch_events.as_tuple(), (batch.backend, events, batch_events)
             self.check()
         return events
 
@@ -60,11 +74,12 @@ class Both:
 
 
 def from_deck(rules: Rules, deck, carry: int = 0) -> Both:
-    return Both(ReferenceGame(rules, deck, carry), GameBatch.from_decks(rules, [deck], carry))
+    return Both(ReferenceGame(rules, deck, carry), [GameBatch.from_decks(rules, [deck], carry, b) for b in BACKENDS])
 
 
 def from_position(rules: Rules, position: Position) -> Both:
-    return Both(ReferenceGame.from_position(rules, position), GameBatch.from_positions(rules, [position]))
+    batches = [GameBatch.from_positions(rules, [position], b) for b in BACKENDS]
+    return Both(ReferenceGame.from_position(rules, position), batches)
 
 
 def stacked_deck(rules: Rules, hands: dict[int, list[int]] | None = None, layout=(), stock=()) -> list[int]:

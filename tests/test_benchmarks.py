@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gostop_env.core.batch import available_backends
+
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -18,11 +20,15 @@ def run_script(name: str, *args: str) -> str:
 
 
 def test_core_throughput_prints_every_row():
-    out = run_script("core_throughput.py", "--seconds", "0.05", "--repeats", "2", "--batches", "1,8")
+    backends = ",".join(available_backends())  # numpy, and numba where installed
+    out = run_script(
+        "core_throughput.py", "--seconds", "0.05", "--repeats", "2", "--batches", "1,8", "--backends", backends
+    )
     rows = [line for line in out.splitlines() if line.startswith("| core |") or line.startswith("| reference |")]
-    assert len(rows) == 2 * 3  # batches 1 and 8 plus the reference engine, for 2 and 3 players
-    assert all(int(row.split("|")[5].replace(",", "")) > 0 for row in rows)  # decisions/s
-    assert out.count("| 2 processes |") == 2
+    n = len(available_backends())
+    assert len(rows) == 2 * (2 * n + 1)  # batches 1 and 8 per backend plus the reference engine, 2 and 3 players
+    assert all(int(row.split("|")[6].replace(",", "")) > 0 for row in rows)  # decisions/s
+    assert out.count("| 2 processes |") == 2 * n
 
 
 def test_core_profile_lists_the_step_and_its_stages():

@@ -1,19 +1,23 @@
-"""The vectorised core against the reference engine, plus invariants on every step.
+"""The three engines against each other, plus invariants on every step.
 
-Both engines play the same random legal actions from the same decks; at every step they
-must agree on every state field, the legal actions, the events and the payments. The
-default run plays 2,000 hands per (preset x players x jokers); ``-m slow`` plays 50,000.
+The reference engine, the NumPy core and the compiled backend (where numba is installed, as
+in CI) play the same random legal actions from the same decks; at every step they must
+agree on every state field, the legal actions, the events and the payments, and the two
+batch backends on every array they hold. The default run plays 2,000 hands per (preset x
+players x jokers); ``-m slow`` plays 50,000.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import check_invariants
+from conftest import BACKENDS, check_invariants
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
+from gostop_env.core.batch import STATE_FIELDS, batch_class
 from gostop_env.core.cards import bits
 from gostop_env.core.deck import shuffled_decks
+from gostop_env.core.events import BatchEvents
 
 CONFIGS = [(preset, players, jokers) for preset in ("seed", "korean") for players in (2, 3) for jokers in (0, 2)]
 VARIANTS = [dict(choice_rule="always", steal_choice="highest", jokers=1), dict(target=3, jokers=1, ja_ppuk="any_turn")]
@@ -87,14 +91,26 @@ def batch_rows(b: GameBatch) -> list[tuple]:
     return rows
 
 
-def play_lockstep(rules: Rules, hands: int, seed: int) -> np.ndarray:
-    """Play ``hands`` random hands on both engines, comparing everything; return the results."""
+def same_arrays(batches: list[GameBatch], events: list[BatchEvents]) -> None:
+    """The batch backends hold equal arrays: every state field and this step's events."""
+    for batch, step in zip(batches[1:], events[1:]):
+        for name in STATE_FIELDS:
+            assert (getattr(batch, name) == getattr(batches[0], name)).all(), (batch.backend, name)
+        for name in ("counts", "captured", "stolen", "payments"):
+            assert (getattr(step, name) == getattr(events[0], name)).all(), (batch.backend, name)
+        assert (batch.legal_bits == batches[0].legal_bits).all(), batch.backend
+
+
+def play_lockstep(rules: Rules, hands: int, seed: int, backends: tuple[str, ...] = BACKENDS) -> np.ndarray:
+    """Play ``hands`` random hands on every engine, comparing everything; return the results."""
     rng = np.random.default_rng(seed)
     decks = shuffled_decks(rules, rng, hands)
-    batch = GameBatch(rules, decks)
+    batches = [batch_class(b)(rules, decks) for b in backends]
+    batch = batches[0]
     refs = [ReferenceGame(rules, d) for d in decks]
     for i, ref in enumerate(refs):
         assert batch.deal_events.game(i).as_tuple() == ref.deal_events.as_tuple(), f"deal of game {i}"
+    same_arrays(batches, [b.deal_events for b in batches])
     for decision in range(MAX_DECISIONS + 1):
         check_invariants(batch, rules)
         mismatched = [i for i, (x, y) in enumerate(zip(reference_rows(refs), batch_rows(batch))) if x != y]
@@ -103,11 +119,12 @@ def play_lockstep(rules: Rules, hands: int, seed: int) -> np.ndarray:
         if batch.done.all():
             return batch.result
         assert decision < MAX_DECISIONS, "a hand did not end within the decision bound"
-        actions = random_legal_actions(batch.legal_bits, rng)
-        events = batch.step(actions)
+        actions = random_legal_actions(batch.legal_bits, rng, "numpy")
+        events = [b.step(actions) for b in batches]
+        same_arrays(batches, events)
         for i in np.flatnonzero(actions >= 0):
             ref_events = refs[i].step(int(actions[i]))
-            assert ref_events.as_tuple() == events.game(i).as_tuple(), f"events of game {i} at step {decision}"
+            assert ref_events.as_tuple() == events[0].game(i).as_tuple(), f"events of game {i} at step {decision}"
             assert sum(ref_events.payments) == 0
 
 

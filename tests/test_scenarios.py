@@ -1,7 +1,8 @@
 """Rule-by-rule scenarios from stacked decks and explicit positions (RULES.md §2–§12).
 
-Every scenario runs on both engines in lock-step (``Both`` compares every state field,
-mask and event after each step), and asserts what the rule book says should happen.
+Every scenario runs on every engine in lock-step: the reference, the NumPy core and the
+compiled backend where numba is installed (``Both`` compares every state field, mask and
+event after each step), and asserts what the rule book says should happen.
 Card ids: January 0 bright, 1 red-poem ribbon, 2 and 3 junk; month m's cards are
 4(m-1)..4(m-1)+3 (see RULES.md §1).
 """
@@ -657,17 +658,19 @@ def test_illegal_action_names_the_action_phase_and_legal_actions(preset, players
     g = from_position(rules, position(rules, seats(rules, [0]), layout=[1], stock=[8]))
     with pytest.raises(IllegalActionError, match=r"illegal action 5 .*PLAY.*legal actions: 0 \(play"):
         g.ref.step(5)
-    with pytest.raises(IllegalActionError, match=r"game 0: illegal action 5"):
-        g.batch.step([5])
+    for batch in g.batches:
+        with pytest.raises(IllegalActionError, match=r"game 0: illegal action 5"):
+            batch.step([5])
     g.check()  # nothing changed
 
 
 def test_finished_game_takes_only_no_action():
     rules = Rules()
     g = from_deck(rules, stacked_deck(rules, hands={1: [0, 1, 2, 3]}))
-    with pytest.raises(IllegalActionError, match="none \\(game over\\)"):
-        g.batch.step([0])
-    g.batch.step([A.NO_ACTION])
+    for batch in g.batches:
+        with pytest.raises(IllegalActionError, match="none \\(game over\\)"):
+            batch.step([0])
+        batch.step([A.NO_ACTION])
     assert g.ref.legal_actions() == []
 
 

@@ -24,6 +24,7 @@ they need more than a few calls. ``benchmarks/core_throughput.py`` measures the 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, get_type_hints
@@ -217,6 +218,7 @@ class GameBatch:
     _events: BatchEvents  # what the current step did
     _tables: dict[str, Array]  # §5's match tables for the rules' choice rule
     _legal: Array | None  # legal-action words, computed when first read after a change
+    backend: str = "numpy"  # which engine steps it: see batch_class
 
     def __init__(self, rules: Rules, decks: np.ndarray, carry: np.ndarray | int = 0):
         """Deal ``decks`` (``(B, deck_size)``, assumed valid: use :meth:`from_decks` to check)."""
@@ -241,6 +243,13 @@ class GameBatch:
         if carry.shape not in ((), (index.size,)):
             raise ValueError(f"carry must be one integer or one per game ({index.size}), got shape {carry.shape}")
         self._new_events()
+        self._deal_cards(index, decks, carry)
+        self._legal_changed()
+        return self._events.rows(index)
+
+    def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> None:
+        """Every field of games ``index`` to its initial value, the cards of ``decks`` dealt, and
+        what the deal decides (§3) done."""
         for name, field in STATE_FIELDS.items():
             if name != "stock":  # overwritten below
                 getattr(self, name)[index] = field.initial
@@ -253,13 +262,20 @@ class GameBatch:
         self.hands[index] = dealt[:, :players]
         self.layout[index] = dealt[:, players]
         self._deal(index)
+
+    def _legal_changed(self) -> None:
+        """Forget the legal words after a deal: they are found again when next read."""
         self._legal = None
-        return self._events.rows(index)
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
-    def from_decks(cls, rules: Rules, decks: Sequence[Sequence[int]], carry: np.ndarray | int = 0) -> GameBatch:
-        """Deal explicit deck orders, each checked (ValueError naming the game and the fault)."""
+    def from_decks(
+        cls, rules: Rules, decks: Sequence[Sequence[int]], carry: np.ndarray | int = 0, backend: str | None = None
+    ) -> GameBatch:
+        """Deal explicit deck orders, each checked (ValueError naming the game and the fault).
+
+        ``backend`` (here and in every constructor): ``"numpy"`` or ``"numba"`` (see
+        :func:`batch_class`); ``None`` takes :func:`default_backend`."""
         checked = []
         for i, deck in enumerate(decks):
             try:
@@ -268,31 +284,39 @@ class GameBatch:
                 raise ValueError(f"game {i}: {error}") from None
         if not checked:
             raise ValueError("no deck orders given: a batch needs at least one game")
-        return cls(rules, np.stack(checked), carry)
+        return batch_class(backend)(rules, np.stack(checked), carry)
 
     @classmethod
     def from_seed(
-        cls, rules: Rules, seed: int | np.random.Generator, batch_size: int, carry: np.ndarray | int = 0
+        cls,
+        rules: Rules,
+        seed: int | np.random.Generator,
+        batch_size: int,
+        carry: np.ndarray | int = 0,
+        backend: str | None = None,
     ) -> GameBatch:
         """``batch_size`` hands shuffled from one seed or generator."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
-        return cls(rules, shuffled_decks(rules, rng, batch_size), carry)
+        return batch_class(backend)(rules, shuffled_decks(rules, rng, batch_size), carry)
 
     @classmethod
-    def from_seeds(cls, rules: Rules, seeds: Sequence[int], carry: np.ndarray | int = 0) -> GameBatch:
+    def from_seeds(
+        cls, rules: Rules, seeds: Sequence[int], carry: np.ndarray | int = 0, backend: str | None = None
+    ) -> GameBatch:
         """One hand per seed; hand i is the reference engine's ``from_seed(rules, seeds[i])``."""
-        return cls(rules, decks_from_seeds(rules, seeds), carry)
+        return batch_class(backend)(rules, decks_from_seeds(rules, seeds), carry)
 
     @classmethod
-    def from_positions(cls, rules: Rules, positions: Sequence[Position]) -> GameBatch:
+    def from_positions(cls, rules: Rules, positions: Sequence[Position], backend: str | None = None) -> GameBatch:
         """Start one game from each explicit :class:`Position` (each checked)."""
         filled = [p.filled(rules) for p in positions]
         if not filled:
             raise ValueError("no positions given: a batch needs at least one game")
         width = max([len(p.stock) for p in filled] + [rules.deck_size - DEALT[rules.players]])
-        new = cls.__new__(cls)
+        kind = batch_class(backend)
+        new = kind.__new__(kind)
         new._allocate(rules, len(filled), width)
         for i, p in enumerate(filled):
             new._load(i, p)
@@ -458,7 +482,7 @@ class GameBatch:
 
     def select(self, index: np.ndarray | Sequence[int] | slice) -> GameBatch:
         """A new batch of the chosen games (an index array, boolean mask or slice), copied."""
-        new = object.__new__(GameBatch)
+        new = object.__new__(type(self))
         new.rules, new._tables = self.rules, self._tables
         for name in STATE_FIELDS:
             setattr(new, name, np.array(getattr(self, name)[index]))
@@ -948,6 +972,54 @@ class GameBatch:
         return words
 
 
+BACKENDS = ("numpy", "numba")
+"""The engines that can step a :class:`GameBatch`: the NumPy core, and the compiled backend
+(:mod:`~gostop_env.core.compiled`, needs numba)."""
+BACKEND_VARIABLE = "GOSTOP_BACKEND"
+"""Environment variable naming the backend for a whole program (when a constructor gets none)."""
+
+
+@functools.cache
+def _numba_importable() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def available_backends() -> tuple[str, ...]:
+    """The backends this installation can run (the compiled ones need ``pip install "gostop[fast]"``)."""
+    return BACKENDS if _numba_importable() else BACKENDS[:1]
+
+
+def default_backend() -> str:
+    """``$GOSTOP_BACKEND`` when set, else the fastest backend installed (``"numba"`` when numba
+    imports, else ``"numpy"``)."""
+    chosen = os.environ.get(BACKEND_VARIABLE)
+    if chosen:
+        return chosen
+    return "numba" if _numba_importable() else "numpy"
+
+
+def batch_class(backend: str | None = None) -> type[GameBatch]:
+    """The :class:`GameBatch` class that runs ``backend`` (``None``: :func:`default_backend`).
+
+    ValueError for an unknown name; ImportError, saying what to install, for a compiled
+    backend without numba."""
+    name = default_backend() if backend is None else backend
+    if name not in BACKENDS:
+        source = f"${BACKEND_VARIABLE}" if backend is None else "backend"
+        raise ValueError(f"{source} must be one of {', '.join(BACKENDS)}; got {name!r}")
+    if name == "numpy":
+        return GameBatch
+    if not _numba_importable():
+        raise ImportError(f'backend {name!r} needs numba: pip install "gostop[fast]" (or use backend="numpy")')
+    from . import compiled  # imports numba: only when asked for
+
+    return compiled.CompiledGameBatch
+
+
 STATE_FIELDS: dict[str, State] = {
     name: hint.__metadata__[0]
     for name, hint in get_type_hints(GameBatch, include_extras=True).items()
@@ -956,13 +1028,19 @@ STATE_FIELDS: dict[str, State] = {
 """Every state array of :class:`GameBatch`, as declared in its class body."""
 
 
-def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator, backend: str | None = None) -> np.ndarray:
     """One uniformly random legal action per game from ``GameBatch.legal_bits``
-    (``NO_ACTION`` where none is legal), without building the boolean mask."""
+    (``NO_ACTION`` where none is legal), without building the boolean mask. Every backend
+    (``None``: :func:`default_backend`) picks the same actions from the same generator."""
+    draws = rng.random(len(legal_bits))
+    if batch_class(backend) is not GameBatch:
+        from . import compiled
+
+        return compiled.random_actions(legal_bits, draws)
     low, high = legal_bits[:, 0], legal_bits[:, 1]
     n_low = np.bitwise_count(low)
     total = n_low + np.bitwise_count(high)
-    pick = (rng.random(len(total)) * total).astype(np.uint8)
+    pick = (draws * total).astype(np.uint8)
     in_high = pick >= n_low
     word = np.where(in_high, high, low)
     action = _select_bit(word, pick - n_low * in_high) + U64(64) * in_high

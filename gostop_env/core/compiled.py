@@ -1,0 +1,810 @@
+"""The compiled backend: :class:`GameBatch`'s turn logic as numba kernels, one game at a time.
+
+The state arrays are those of :class:`~gostop_env.core.batch.GameBatch`, declared there once;
+this module only replaces how a step walks through them. Where the NumPy core runs each
+stage of a turn on the index array of the games in it, a kernel here takes one game at a
+time through its whole turn (the same stages, in the same order) as scalar code, and loops
+over the batch. Each game touches only its own rows, so the order of games cannot change a
+result: the three engines (reference, NumPy, compiled) are held equal on every
+field, mask, event and payment by ``tests/test_differential.py``.
+
+Kernels compile on first use and are cached on disk (``cache=True``), so a later program
+loads them in well under a second. Importing this module needs numba (``pip install
+"gostop[fast]"``); :func:`gostop_env.core.batch.available_backends` says whether it is there.
+Constructing from positions and dealing the cards are shared with the NumPy core; what a deal
+decides (layout jokers, chongtong, the first turn) is compiled.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
+
+import numba
+import numpy as np
+
+from . import actions as A
+from . import cards as C
+from .actions import IllegalActionError, Phase, integer_actions
+from .batch import STATE_FIELDS, GameBatch, _dealt_columns, _match_tables
+from .events import BatchEvents, Event
+from .outcomes import Outcome, Result
+from .rules import Rules
+from .scoring import BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
+
+KERNEL_FIELDS: tuple[str, ...] = tuple(name for name in STATE_FIELDS if not name.startswith("_"))
+Arrays = namedtuple("Arrays", KERNEL_FIELDS)  # type: ignore[misc]
+"""The public state arrays of a batch, passed to a kernel as one argument."""
+EventArrays = namedtuple("EventArrays", ["counts", "captured", "stolen", "payments"])
+MatchTables = namedtuple("MatchTables", ["pick", "place", "keep", "candidates", "choose", "did", "partner", "stack"])
+
+# ---- rule options as one int64 array; its entries by name ---------------------------------
+(
+    R_PLAYERS,
+    R_TARGET,
+    R_JOKERS,
+    R_GO_ONCE_OVER_3,
+    R_GO_BAK,
+    R_BOMB_BONUS,
+    R_JA_PPUK_PREVIOUS,
+    R_PI_BAK_THRESHOLD,
+    R_PI_BAK_ZERO_EXEMPT,
+    R_NAGARI_COMPOUNDING,
+    R_SEPTEMBER_DUAL,
+    R_SWEEP_ON_LAST_TURN,
+    R_LAST_CARD_EXCEPTIONS,
+    R_STEAL_LOWEST,
+) = range(14)
+
+
+@functools.cache
+def rule_options(rules: Rules) -> np.ndarray:
+    """``rules`` as the int64 array the kernels read (entries ``R_*``)."""
+    return np.array(
+        [
+            rules.players,
+            rules.target_score,
+            rules.jokers,
+            rules.go_multiplier == "once_over_3",
+            rules.go_bak,
+            rules.bomb_bonus,
+            rules.ja_ppuk == "previous_turn",
+            rules.pi_bak_threshold,
+            rules.pi_bak_zero_exempt,
+            rules.nagari_compounding,
+            rules.september_dual,
+            rules.sweep_on_last_turn,
+            rules.last_card_exceptions,
+            rules.steal_choice == "lowest",
+        ],
+        np.int64,
+    )
+
+
+# ---- constants, typed for numba (uint64 mixed with int64 would become float64) -------------
+U = np.uint64
+U0, U1, U2, U3, U4, U15 = U(0), U(1), U(2), U(3), U(4), U(15)
+M1, M2, M4, H01 = U(0x5555555555555555), U(0x3333333333333333), U(0x0F0F0F0F0F0F0F0F), U(0x0101010101010101)
+NIBBLE_LOW = U(0x111111111111)
+JOKER_BITS, BRIGHTS, ANIMALS, RIBBONS = U(C.JOKER_BITS), U(C.BRIGHTS), U(C.ANIMALS), U(C.RIBBONS)
+PLAIN_JUNK, VALUE2_JUNK, VALUE3_JUNK = U(C.PLAIN_JUNK), U(C.VALUE2_JUNK), U(C.VALUE3_JUNK)
+BIT32 = U(1 << C.SEPTEMBER_ANIMAL)
+RAIN_SHIFT = U(C.RAIN_BRIGHT)
+GODORI = U(C.bits(C.GODORI_BIRDS))
+RED_POEM, BLUE, PLAIN_RED = (U(C.bits(g)) for g in C.RIBBON_GROUPS.values())
+ANIMAL_MIN, RIBBON_MIN, JUNK_MIN = THRESHOLDS["animals"], THRESHOLDS["ribbons"], THRESHOLDS["junk"]
+BRIGHT_POINT_TABLE = BRIGHT_POINTS.astype(np.int64)
+NUM_MONTH_CARDS = C.NUM_MONTH_CARDS
+CHOOSE_SHIFT, SHAKE_SHIFT, BOMB_SHIFT, BOMB_HIGH_SHIFT = U(A.CHOOSE - 64), U(A.SHAKE), U(A.BOMB), U(64 - A.BOMB)
+GO_STOP_WORD = U((1 << (A.GO - 64)) | (1 << (A.STOP - 64)))
+PASS_WORD = U(1 << (A.PASS - 64))
+PLAY, CHOOSE_HAND, CHOOSE_FLIP, GO_STOP, DONE = (int(p) for p in Phase)
+PLACED, PAIRED, CHOSE, BOMBED = (int(o) for o in (Outcome.PLACED, Outcome.PAIRED, Outcome.CHOSE, Outcome.BOMBED))
+STOPPED, NAGARI, CHONGTONG = int(Result.STOP), int(Result.NAGARI), int(Result.CHONGTONG)
+E_PPUK, E_JA_PPUK, E_JJOK, E_TTADAK, E_SWEEP, E_STACK_CAPTURE = (int(e) for e in list(Event)[:6])
+E_BOMB, E_SHAKE, E_JOKER, E_GO, E_STOP, E_CHONGTONG, E_NAGARI = (int(e) for e in list(Event)[6:])
+# Stages of a turn, as in the NumPy core.
+DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = range(6)
+
+WITHOUT_RUNTIME: dict[str, Any] = {"_nrt": False}
+"""Compile without numba's reference-counting runtime (its ``_nrt`` option): the kernels
+allocate nothing, and counting references to every state array at every call cost more
+than the rules themselves."""
+jit = numba.njit(cache=True, nogil=True, **WITHOUT_RUNTIME)
+"""Scalar helpers: compiled once, inlined by LLVM where it pays."""
+inline = numba.njit(cache=True, nogil=True, inline="always", **WITHOUT_RUNTIME)
+"""Helpers that take the state: inlined into their callers before typing, since a call would
+pass every state array by value (a few hundred words) and cost more than the work it does."""
+
+
+# ---- bit helpers ---------------------------------------------------------------------------------
+@jit
+def bit(card: int) -> Any:
+    """The bitboard of one card; card -1 gives 0."""
+    return U1 << U(card) if card >= 0 else U0
+
+
+@jit
+def popcount(x: Any) -> int:
+    x = x - ((x >> U1) & M1)
+    x = (x & M2) + ((x >> U2) & M2)
+    x = (x + (x >> U4)) & M4
+    return int((x * H01) >> U(56))
+
+
+@jit
+def lowest_bit(x: Any) -> Any:
+    return x & (~x + U1)
+
+
+@jit
+def highest_bit(x: Any) -> Any:
+    while x & (x - U1):
+        x &= x - U1
+    return x
+
+
+@jit
+def nibble_counts(board: Any) -> Any:
+    x = board - ((board >> U1) & M1)
+    return (x & M2) + ((x >> U2) & M2)
+
+
+@jit
+def months_of_flags(flags: Any) -> Any:
+    """A 12-bit month mask (bit m) from nibble flags (bit 4m)."""
+    months = U0
+    for m in range(12):
+        if (flags >> U(4 * m)) & U1:
+            months |= U1 << U(m)
+    return months
+
+
+# ---- §7 scoring ----------------------------------------------------------------------------------
+@jit
+def _read(pile: Any, september_as_junk: bool) -> tuple[int, int, int, int, int]:
+    """(score, brights, bright points, animals, junk value) of one pile read one way."""
+    animals_mask, value2 = ANIMALS, VALUE2_JUNK
+    if september_as_junk:
+        animals_mask, value2 = ANIMALS & ~BIT32, VALUE2_JUNK | BIT32
+    brights = popcount(pile & BRIGHTS)
+    animals = popcount(pile & animals_mask)
+    ribbons = popcount(pile & RIBBONS)
+    junk = popcount(pile & PLAIN_JUNK) + 2 * popcount(pile & value2) + 3 * popcount(pile & VALUE3_JUNK)
+    bright_points = BRIGHT_POINT_TABLE[2 * brights + int((pile >> RAIN_SHIFT) & U1)]
+    score = bright_points + max(animals - ANIMAL_MIN, 0) + max(ribbons - RIBBON_MIN, 0) + max(junk - JUNK_MIN, 0)
+    if pile & GODORI == GODORI:
+        score += GODORI_POINTS
+    for group in (RED_POEM, BLUE, PLAIN_RED):
+        if pile & group == group:
+            score += RIBBON_SET_POINTS
+    return score, brights, bright_points, animals, junk
+
+
+@jit
+def read_pile(pile: Any, september_dual: bool) -> tuple[int, int, int, int, int, bool]:
+    """§7 of one pile, as ``scoring.read_piles``: (score, brights, bright points, animals,
+    junk value, card 32 read as junk)."""
+    score, brights, bright_points, animals, junk = _read(pile, False)
+    if september_dual and pile & BIT32:
+        alt = _read(pile, True)
+        if alt[0] > score:
+            return alt[0], alt[1], alt[2], alt[3], alt[4], True
+    return score, brights, bright_points, animals, junk, False
+
+
+@inline
+def rescore(s: Any, i: int, seat: int, options: Any) -> None:
+    s.scores[i, seat] = read_pile(s.piles[i, seat], options[R_SEPTEMBER_DUAL] != 0)[0]
+
+
+# ---- small steps shared by the stages --------------------------------------------------------
+@inline
+def count(ev: Any, i: int, seat: int, event: int) -> None:
+    ev.counts[i, seat, event] += 1
+
+
+@inline
+def joker_to_pile(s: Any, ev: Any, i: int, seat: int, jokers: Any, options: Any) -> None:
+    """Jokers reach ``seat``'s pile mid-turn: counted, and the score moves at once."""
+    s.piles[i, seat] |= jokers
+    ev.captured[i, seat] |= jokers
+    count(ev, i, seat, E_JOKER)
+    rescore(s, i, seat, options)
+
+
+@inline
+def draw(s: Any, ev: Any, i: int, options: Any) -> int:
+    """The top stock card, jokers on the way to the mover's pile; -1 when the stock is empty."""
+    while s.stock_pos[i] < s.stock_len[i]:
+        top = int(s.stock[i, s.stock_pos[i]])
+        s.stock_pos[i] += 1
+        if top < NUM_MONTH_CARDS:
+            return top
+        joker_to_pile(s, ev, i, int(s.seat[i]), bit(top), options)
+    return -1
+
+
+@inline
+def end_hand(s: Any, ev: Any, i: int, result: int) -> None:
+    s.result[i] = result
+    s.phase[i] = DONE
+    for p in range(s.payments.shape[1]):
+        ev.payments[i, p] = s.payments[i, p]
+
+
+@inline
+def begin_turn(s: Any, i: int, seat: int) -> int:
+    s.seat[i] = seat
+    s.turns[i, seat] += 1
+    s.clock[i] += 1
+    s.taken[i] = U0
+    s.steals[i] = 0
+    s.h[i] = -1
+    s.h_did[i] = 0
+    s.h_partner[i] = -1
+    s.phase[i] = PLAY
+    return FLIP if s.hands[i, seat] == U0 else DECIDE  # an empty hand only flips (§14.2)
+
+
+# ---- decisions ---------------------------------------------------------------------------------
+@inline
+def decide(s: Any, ev: Any, i: int, action: int, options: Any) -> int:
+    """Apply a legal decision; returns the stage the turn goes on from."""
+    phase, seat = s.phase[i], int(s.seat[i])
+    if phase == CHOOSE_HAND:
+        take_pair(s, i, int(s.h[i]), action - A.CHOOSE)
+        s.h_did[i] = CHOSE
+        s.h_partner[i] = action - A.CHOOSE
+        s.phase[i] = PLAY
+        return FLIP
+    if phase == CHOOSE_FLIP:
+        take_pair(s, i, int(s.f[i]), action - A.CHOOSE)
+        return END_TURN
+    if phase == GO_STOP:
+        if action != A.GO:
+            return STOP
+        s.gos[i, seat] += 1
+        s.go_scores[i, seat] = s.scores[i, seat]
+        s.last_go_clock[i, seat] = s.clock[i]
+        count(ev, i, seat, E_GO)
+        return NEXT_TURN
+    if action < A.SHAKE:
+        return play_card(s, ev, i, seat, action, options)
+    if action < A.BOMB:
+        s.revealed[i, seat] |= s.hands[i, seat] & (U15 << U(4 * (action - A.SHAKE)))
+        s.shakes[i, seat] += 1
+        count(ev, i, seat, E_SHAKE)
+        return DECIDE
+    if action < A.PASS:
+        return bomb(s, ev, i, seat, action - A.BOMB, options)
+    s.pass_tokens[i, seat] -= 1
+    return FLIP
+
+
+@inline
+def play_card(s: Any, ev: Any, i: int, seat: int, card: int, options: Any) -> int:
+    s.hands[i, seat] &= ~bit(card)
+    s.h[i] = card
+    if card < NUM_MONTH_CARDS:
+        return RESOLVE_H
+    joker_to_pile(s, ev, i, seat, bit(card), options)  # §14.4: the next stock card stands in
+    sub = draw(s, ev, i, options)
+    s.h[i] = sub
+    return RESOLVE_H if sub >= 0 else END_TURN
+
+
+@inline
+def bomb(s: Any, ev: Any, i: int, seat: int, month: int, options: Any) -> int:
+    month_bits = U15 << U(4 * month)
+    s.hands[i, seat] &= ~month_bits
+    s.layout[i] &= ~month_bits
+    s.taken[i] |= month_bits
+    s.pass_tokens[i, seat] += 2
+    s.bombs[i, seat] += 1
+    s.h_did[i] = BOMBED
+    count(ev, i, seat, E_BOMB)
+    if options[R_BOMB_BONUS]:
+        s.steals[i] += 1
+    return FLIP
+
+
+@inline
+def take_pair(s: Any, i: int, card: int, target: int) -> None:
+    t = bit(target)
+    s.layout[i] &= ~t
+    s.taken[i] |= bit(card) | t
+    s.candidates[i] = U0
+
+
+# ---- §5 matching -----------------------------------------------------------------------------------
+@inline
+def match(s: Any, ev: Any, t: Any, i: int, card: int, choice_phase: int, options: Any) -> tuple[int, bool]:
+    """§5's first table for ``card`` against the layout; returns (table key, choice asked)."""
+    layout = s.layout[i]
+    month = card // 4
+    key = 16 * month + int((layout >> U(4 * month)) & U15)
+    card_bit, pick = bit(card), t.pick[key]
+    s.layout[i] = (layout & ~pick) | (card_bit & t.place[key])
+    s.taken[i] |= pick | (card_bit & t.keep[key])  # a card facing a choice is taken whatever is chosen
+    if t.stack[key]:
+        stack_capture(s, ev, i, month, options)
+    s.candidates[i] = layout & t.candidates[key]
+    choose = t.choose[key]
+    s.phase[i] = choice_phase if choose else PLAY
+    return key, choose
+
+
+@inline
+def stack_capture(s: Any, ev: Any, i: int, month: int, options: Any) -> None:
+    """§6.4: a stack of three taken; a ja-ppuk (own earlier ppuk) steals twice."""
+    seat = int(s.seat[i])
+    ja = s.stack_owner[i, month] == seat
+    if options[R_JA_PPUK_PREVIOUS]:
+        ja = ja and s.stack_turn[i, month] == s.turns[i, seat] - 1
+    s.stack_owner[i, month] = -1
+    s.steals[i] += 2 if ja else 1
+    count(ev, i, seat, E_STACK_CAPTURE)
+    if ja:
+        count(ev, i, seat, E_JA_PPUK)
+
+
+@inline
+def resolve_h(s: Any, ev: Any, t: Any, i: int, options: Any) -> int:
+    key, waiting = match(s, ev, t, i, int(s.h[i]), CHOOSE_HAND, options)
+    s.h_did[i] = t.did[key]
+    s.h_partner[i] = t.partner[key]
+    return DECIDE if waiting else FLIP
+
+
+@inline
+def flip(s: Any, ev: Any, t: Any, i: int, options: Any) -> int:
+    """Flip and resolve the top stock card (§5); skipped when the stock is empty."""
+    f = draw(s, ev, i, options)
+    s.f[i] = f
+    if f < 0:
+        return END_TURN
+    h = int(s.h[i])
+    if h >= 0 and f // 4 == h // 4:
+        flip_onto_own_month(s, ev, i, f, h, options)
+        return END_TURN
+    return DECIDE if match(s, ev, t, i, f, CHOOSE_FLIP, options)[1] else END_TURN
+
+
+@inline
+def flip_onto_own_month(s: Any, ev: Any, i: int, f: int, h: int, options: Any) -> None:
+    """§5's second table: jjok, ppuk, ttadak (and the korean last-card exceptions)."""
+    seat, did = int(s.seat[i]), s.h_did[i]
+    exception = s.stock_pos[i] == s.stock_len[i] and options[R_LAST_CARD_EXCEPTIONS] != 0
+    jjok, ttadak = did == PLACED, did == CHOSE
+    ppuk = did == PAIRED and not exception
+    month = f // 4
+    layout = s.layout[i]
+    other = layout & (U15 << U(4 * month)) if jjok or ttadak else U0  # the placed card, or the one left
+    stack = bit(h) | bit(int(s.h_partner[i])) | bit(f) if ppuk else U0
+    s.layout[i] = (layout & ~other) | stack
+    s.taken[i] = (s.taken[i] | (U0 if ppuk else bit(f) | other)) & ~stack
+    if ppuk:
+        s.stack_owner[i, month] = seat
+        s.stack_turn[i, month] = s.turns[i, seat]
+        count(ev, i, seat, E_PPUK)
+    elif jjok and not exception:
+        s.steals[i] += 1
+        count(ev, i, seat, E_JJOK)
+    elif ttadak:
+        s.steals[i] += 1
+        count(ev, i, seat, E_TTADAK)
+
+
+# ---- §6 end of the turn ----------------------------------------------------------------------------
+@inline
+def end_turn(s: Any, ev: Any, i: int, options: Any) -> int:
+    seat, taken = int(s.seat[i]), s.taken[i]
+    s.piles[i, seat] |= taken
+    ev.captured[i, seat] |= taken
+    s.taken[i] = U0
+    last_turn = cards_out(s, i)
+    sweep = s.layout[i] == U0 and taken != U0
+    if not options[R_SWEEP_ON_LAST_TURN]:
+        sweep = sweep and not last_turn
+    if sweep:
+        count(ev, i, seat, E_SWEEP)
+    steals = int(s.steals[i]) + sweep
+    if steals:
+        steal(s, ev, i, seat, steals, options)
+    rescore(s, i, seat, options)
+    return check_go_stop(s, ev, i, seat, last_turn, options)
+
+
+@inline
+def cards_out(s: Any, i: int) -> bool:
+    if s.stock_pos[i] < s.stock_len[i]:
+        return False
+    for p in range(s.hands.shape[1]):  # noqa: SIM110 (a plain loop: generators need numba's runtime)
+        if s.hands[i, p] != U0:
+            return False
+    return True
+
+
+@inline
+def steal(s: Any, ev: Any, i: int, taker: int, steals: int, options: Any) -> None:
+    """Each opponent gives ``steals`` junk cards, one at a time (§6); givers are rescored."""
+    players = s.hands.shape[1]
+    for offset in range(1, players):
+        giver = (taker + offset) % players
+        for _ in range(steals):
+            card = junk_to_give(s.piles[i, giver], options)
+            s.piles[i, giver] &= ~card
+            s.piles[i, taker] |= card
+            ev.stolen[i, taker, giver] |= card
+        rescore(s, i, giver, options)
+
+
+@jit
+def junk_to_give(pile: Any, options: Any) -> Any:
+    """The junk card a giver hands over, as a bitboard (0 when it has none; §6)."""
+    value2 = VALUE2_JUNK
+    if options[R_SEPTEMBER_DUAL] and read_pile(pile, True)[5]:
+        value2 |= BIT32
+    plain, two, three = pile & PLAIN_JUNK, pile & value2, pile & VALUE3_JUNK
+    if options[R_STEAL_LOWEST]:
+        return lowest_bit(plain if plain else two if two else three)
+    return highest_bit(three if three else two if two else plain)
+
+
+# ---- §8 go or stop, §9 payment ---------------------------------------------------------------------
+@inline
+def check_go_stop(s: Any, ev: Any, i: int, seat: int, last_turn: bool, options: Any) -> int:
+    """After a turn: go/stop decision, the last turn's automatic stop, nagari, or next turn."""
+    score = s.scores[i, seat]
+    qualifies = score >= options[R_TARGET] and (s.gos[i, seat] == 0 or score > s.go_scores[i, seat])
+    s.phase[i] = GO_STOP if qualifies and not last_turn else PLAY
+    if qualifies:
+        return STOP if last_turn else DECIDE
+    if last_turn:
+        count(ev, i, seat, E_NAGARI)
+        end_hand(s, ev, i, NAGARI)
+        return DECIDE
+    return NEXT_TURN
+
+
+@inline
+def next_turn(s: Any, i: int) -> int:
+    """Play passes to the next seat that can move (§14.2)."""
+    players, seat = s.hands.shape[1], int(s.seat[i])
+    stock_left = s.stock_pos[i] < s.stock_len[i]
+    for offset in range(1, players):
+        candidate = (seat + offset) % players
+        if stock_left or s.hands[i, candidate] != U0:
+            return begin_turn(s, i, candidate)
+    return begin_turn(s, i, -1)  # unreachable: the last turn ended the hand
+
+
+@inline
+def stop(s: Any, ev: Any, i: int, options: Any) -> int:
+    """The seat to move stops and is paid (§9)."""
+    seat, players = int(s.seat[i]), s.hands.shape[1]
+    count(ev, i, seat, E_STOP)
+    s.winner[i] = seat
+    shares = s.payments[i]  # filled with what each seat owes, then turned into the payments
+    owed(s, i, seat, options, shares)
+    if options[R_GO_BAK]:
+        go_bak(s, i, seat, shares)
+    shares[seat] = 0
+    total = shares.sum()
+    for p in range(players):
+        shares[p] = -shares[p]
+    shares[seat] = total
+    end_hand(s, ev, i, STOPPED)
+    return DECIDE
+
+
+@inline
+def owed(s: Any, i: int, seat: int, options: Any, shares: Any) -> None:
+    """What each seat owes the winner ``seat`` before go-bak, into ``shares`` (the winner's own
+    entry is junk)."""
+    players, dual = s.hands.shape[1], options[R_SEPTEMBER_DUAL] != 0
+    score, _, bright_points, animals, junk, _ = read_pile(s.piles[i, seat], dual)
+    gos = int(s.gos[i, seat])
+    doublings = int(s.shakes[i, seat]) + int(animals >= 7)
+    if options[R_BOMB_BONUS]:
+        doublings += s.bombs[i, seat]
+    doublings += int(gos > 3) if options[R_GO_ONCE_OVER_3] else max(gos - 2, 0)
+    carry = int(s.carry[i])
+    doublings += carry if options[R_NAGARI_COMPOUNDING] else int(carry > 0)
+    chips = (score + gos) << doublings
+    for p in range(players):
+        _, brights, _, _, their_junk, _ = read_pile(s.piles[i, p], dual)
+        bright_bak = bright_points > 0 and brights == 0
+        pi_bak = junk >= 10 and their_junk <= options[R_PI_BAK_THRESHOLD]
+        if options[R_PI_BAK_ZERO_EXEMPT]:
+            pi_bak = pi_bak and their_junk > 0
+        shares[p] = chips << (int(bright_bak) + int(pi_bak))
+
+
+@inline
+def go_bak(s: Any, i: int, seat: int, shares: Any) -> None:
+    """korean go-bak (§12, §14.10), in place: as the reference engine's ``_apply_go_bak``."""
+    players = s.hands.shape[1]
+    payer, latest, total = -1, -1, 0
+    for p in range(players):
+        if p == seat:
+            continue
+        total += shares[p]
+        if s.gos[i, p] > 0:
+            if players == 2:
+                shares[p] *= 2
+            elif s.last_go_clock[i, p] > latest:
+                payer, latest = p, s.last_go_clock[i, p]
+    if players > 2 and payer >= 0:
+        for p in range(players):
+            shares[p] = total if p == payer else 0
+
+
+# ---- a whole turn, a deal, the legal actions -----------------------------------------------------------
+@inline
+def run_stages(s: Any, ev: Any, t: Any, i: int, stage: int, options: Any) -> None:
+    """Take game ``i`` through the stages of its turn until it awaits a decision."""
+    while stage != DECIDE:
+        if stage == RESOLVE_H:
+            stage = resolve_h(s, ev, t, i, options)
+        elif stage == FLIP:
+            stage = flip(s, ev, t, i, options)
+        elif stage == END_TURN:
+            stage = end_turn(s, ev, i, options)
+        elif stage == NEXT_TURN:
+            stage = next_turn(s, i)
+        else:
+            stage = stop(s, ev, i, options)
+
+
+@inline
+def deal(s: Any, ev: Any, t: Any, i: int, options: Any) -> None:
+    """§3 before the first turn of a freshly dealt game: layout jokers, chongtong, seat 0."""
+    while s.layout[i] & JOKER_BITS:
+        joker = lowest_bit(s.layout[i] & JOKER_BITS)
+        s.layout[i] &= ~joker
+        joker_to_pile(s, ev, i, 0, joker, options)
+        s.layout[i] |= bit(int(s.stock[i, s.stock_pos[i]]))
+        s.stock_pos[i] += 1
+    players, holders = s.hands.shape[1], 0
+    for p in range(players):
+        holds = ((nibble_counts(s.hands[i, p]) >> U2) & NIBBLE_LOW) != U0
+        holders += holds
+        if holds:
+            count(ev, i, p, E_CHONGTONG)
+            s.winner[i] = p
+    if holders == 0:
+        run_stages(s, ev, t, i, begin_turn(s, i, 0), options)
+        return
+    for p in range(players):  # each holder: +5 per opponent, -5 per other holder
+        s.payments[i, p] = 5 * ((players if ev.counts[i, p, E_CHONGTONG] else 0) - holders)
+    if holders > 1:
+        s.winner[i] = -1
+    end_hand(s, ev, i, CHONGTONG)
+
+
+@inline
+def legal_words(s: Any, i: int, out: Any) -> None:
+    """Game ``i``'s legal actions as two uint64 words (action a: bit a % 64 of word a // 64)."""
+    phase, seat = s.phase[i], int(s.seat[i])
+    hand = s.hands[i, seat] if phase == PLAY else U0
+    high = s.candidates[i] << CHOOSE_SHIFT
+    if phase == GO_STOP:
+        high |= GO_STOP_WORD
+    elif phase == PLAY and s.pass_tokens[i, seat] > 0:
+        high |= PASS_WORD
+    low = hand
+    counts = nibble_counts(hand & ~s.revealed[i, seat])
+    threes = counts & (counts >> U1) & ~(counts >> U2) & NIBBLE_LOW
+    if threes:
+        layout_counts = nibble_counts(s.layout[i])
+        singles = layout_counts & ~(layout_counts >> U1) & ~(layout_counts >> U2) & NIBBLE_LOW
+        bombs = months_of_flags(threes & singles)
+        low |= (months_of_flags(threes) << SHAKE_SHIFT) | (bombs << BOMB_SHIFT)  # bombs of months 0, 1
+        high |= bombs >> BOMB_HIGH_SHIFT
+    out[i, 0], out[i, 1] = low, high
+
+
+@jit
+def is_legal(legal: Any, i: int, action: int) -> bool:
+    return (legal[i, action >> 6] >> U(action & 63)) & U1 == U1
+
+
+def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any) -> None:
+    for i in range(actions.size):
+        if actions[i] >= 0:
+            run_stages(s, ev, t, i, decide(s, ev, i, int(actions[i]), options), options)
+            legal_words(s, i, legal)
+
+
+def _deal_games(
+    s: Any,
+    ev: Any,
+    t: Any,
+    rows: Any,
+    initial_rows: Any,
+    index: Any,
+    decks: Any,
+    carry: Any,
+    columns: Any,
+    starts: Any,
+    options: Any,
+    legal: Any,
+) -> None:
+    """Deal ``decks[k]`` into game ``index[k]``: every field back to its declared initial value
+    (``rows``: each state array as bytes, one row per game; ``initial_rows``: the bytes of
+    one game's initial values, from ``STATE_FIELDS``), the dealt cards (``columns``: deck
+    positions of seat 0's cards, seat 1's, ..., the layout's, each group from ``starts``),
+    the stock, then what the deal decides."""
+    players = s.hands.shape[1]
+    for k in range(index.size):
+        i = index[k]
+        for f in range(len(rows)):
+            row, initial = rows[f], initial_rows[f]
+            for b in range(initial.size):
+                row[i, b] = initial[b]
+        s.carry[i] = carry[k]
+        dealt = columns.size
+        s.stock_len[i] = decks.shape[1] - dealt
+        for j in range(s.stock.shape[1]):
+            s.stock[i, j] = decks[k, dealt + j] if dealt + j < decks.shape[1] else -1
+        for p in range(players + 1):
+            board, end = U0, starts[p + 1] if p < players else dealt
+            for c in range(starts[p], end):
+                board |= bit(int(decks[k, columns[c]]))
+            if p < players:
+                s.hands[i, p] = board
+            else:
+                s.layout[i] = board
+        deal(s, ev, t, i, options)
+        legal_words(s, i, legal)
+
+
+def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
+    """``random_legal_actions`` compiled: the legal action of rank ``int(draws[i] * count)``."""
+    for i in range(actions.size):
+        low, high = legal[i, 0], legal[i, 1]
+        in_low = popcount(low)
+        total = in_low + popcount(high)
+        if total == 0:
+            actions[i] = A.NO_ACTION
+            continue
+        rank = int(draws[i] * total)
+        word, base = (low, 0) if rank < in_low else (high, 64)
+        for _ in range(rank - (0 if rank < in_low else in_low)):
+            word &= word - U1  # drop the lowest set bit
+        actions[i] = base + popcount(lowest_bit(word) - U1)
+
+
+def _legal_of_all(s: Any, legal: Any) -> None:
+    for i in range(legal.shape[0]):
+        legal_words(s, i, legal)
+
+
+@jit
+def first_illegal(actions: Any, legal: Any, phase: Any) -> int:
+    """The first game whose action is neither ``NO_ACTION`` nor legal (-1: none)."""
+    for i in range(actions.size):
+        a = actions[i]
+        if a == A.NO_ACTION:
+            continue
+        if a < 0 or a >= A.NUM_ACTIONS or phase[i] == DONE or not is_legal(legal, i, a):
+            return i
+    return -1
+
+
+SERIAL = {
+    f.__name__: numba.njit(cache=True, nogil=True, **WITHOUT_RUNTIME)(f)
+    for f in (_step_games, _deal_games, _legal_of_all, _random_actions)
+}
+"""The batch loops, compiled."""
+
+
+def random_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """One legal action per game picked by ``draws`` (uniform in [0, 1)), as
+    :func:`~gostop_env.core.batch.random_legal_actions` picks them."""
+    actions = np.empty(len(legal_bits), np.int64)
+    SERIAL["_random_actions"](np.ascontiguousarray(legal_bits), draws, actions)
+    return actions
+
+
+@functools.cache
+def match_tables(choice_rule: str) -> Any:
+    """§5's match tables of the NumPy core as one kernel argument."""
+    tables = _match_tables(choice_rule)
+    return MatchTables(*(tables[name] for name in MatchTables._fields))
+
+
+class CompiledGameBatch(GameBatch):
+    """A :class:`GameBatch` whose steps, deals and legal actions run as compiled kernels
+    (``backend="numba"``); everything else is the NumPy core's."""
+
+    backend = "numba"
+    kernels = SERIAL
+    _kernel_state: Any = None  # the state arrays as a kernel argument ...
+    _kernel_rows: Any = None  # ... and as byte rows (_byte_rows); both dropped when an array is replaced
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in STATE_FIELDS:
+            object.__setattr__(self, "_kernel_state", None)
+            object.__setattr__(self, "_kernel_rows", None)
+        object.__setattr__(self, name, value)
+
+    def _state(self) -> Any:
+        """The state arrays as one kernel argument (each made C-contiguous first)."""
+        if self._kernel_state is None:
+            for name in KERNEL_FIELDS:
+                array = getattr(self, name)
+                if not array.flags.c_contiguous:
+                    setattr(self, name, np.ascontiguousarray(array))
+            self._kernel_state = Arrays(*(getattr(self, name) for name in KERNEL_FIELDS))
+        return self._kernel_state
+
+    def _byte_rows(self) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """Every state array but the stock (which a deal overwrites) as ``(B, bytes)`` uint8
+        views, and the bytes of one game's initial values of each: what resets a game."""
+        if self._kernel_rows is None:
+            names = [name for name in STATE_FIELDS if name != "stock"]
+            for name in names:
+                if not getattr(self, name).flags.c_contiguous:
+                    setattr(self, name, np.ascontiguousarray(getattr(self, name)))
+            views = tuple(getattr(self, name).reshape(len(self), -1).view(np.uint8) for name in names)
+            initial = tuple(
+                np.full((1, *getattr(self, name).shape[1:]), STATE_FIELDS[name].initial, STATE_FIELDS[name].dtype)
+                .view(np.uint8)
+                .ravel()
+                for name in names
+            )
+            self._kernel_rows = views, initial
+        rows: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] = self._kernel_rows
+        return rows
+
+    def _arguments(self) -> tuple[Any, Any, Any]:
+        """(state, this step's events, §5's match tables) as kernel arguments."""
+        e = self._events
+        events = EventArrays(e.counts, e.captured, e.stolen, e.payments)
+        return self._state(), events, match_tables(self.rules.choice_rule)
+
+    @property
+    def legal_bits(self) -> np.ndarray:
+        if self._legal is None:
+            legal = np.empty((len(self), 2), U)
+            self.kernels["_legal_of_all"](self._state(), legal)
+            self._legal = legal
+        return self._legal
+
+    def step(self, actions: np.ndarray | Sequence[int]) -> BatchEvents:
+        actions = integer_actions(actions)
+        if actions.shape != (len(self),):
+            raise ValueError(f"expected {len(self)} actions (one per game), got {actions.shape[0]}")
+        bad = first_illegal(actions, self.legal_bits, self.phase)
+        if bad >= 0:
+            raise IllegalActionError(int(actions[bad]), Phase(self.phase[bad]), self.legal_actions(bad), game=bad)
+        self._new_events()
+        legal = self.legal_bits.copy()  # rows of the games that moved are rewritten; a caller may hold the old
+        self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), legal)
+        self._legal = legal
+        return self._events
+
+    def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> None:
+        legal = np.zeros((len(self), 2), U) if self._legal is None else self._legal.copy()
+        columns, starts = _dealt_columns(self.rules.players)
+        self.kernels["_deal_games"](
+            *self._arguments(),
+            *self._byte_rows(),
+            np.ascontiguousarray(index, np.int64),
+            np.ascontiguousarray(decks, np.int8),
+            np.ascontiguousarray(np.broadcast_to(carry, index.shape), np.int64),
+            columns.astype(np.int64),
+            starts.astype(np.int64),
+            rule_options(self.rules),
+            legal,
+        )
+        if self._legal is not None:
+            self._legal = legal  # the dealt games' rows rewritten
+
+    def _legal_changed(self) -> None:
+        """Nothing to forget: ``_deal_cards`` rewrote the dealt games' legal words."""

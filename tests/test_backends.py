@@ -1,0 +1,106 @@
+"""Choosing a backend, and the compiled backend's own entry points held equal to the NumPy core.
+
+The rules themselves are held equal across engines by ``test_differential.py`` and
+``test_scenarios.py``; here: the choice of backend (arguments, environment variable,
+errors), dealing again in place, the batch operations, and the compiled action picker.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import BACKENDS
+from test_differential import same_arrays
+
+from gostop_env.core import GameBatch, Rules, random_legal_actions
+from gostop_env.core.batch import BACKEND_VARIABLE, available_backends, default_backend
+from gostop_env.core.batch import BACKENDS as ALL_BACKENDS
+from gostop_env.core.deck import shuffled_decks
+
+needs_numba = pytest.mark.skipif(len(BACKENDS) < 2, reason='needs numba: pip install "gostop[fast]" (CI installs it)')
+
+
+def test_unknown_backend_is_refused_by_name():
+    with pytest.raises(ValueError, match="backend must be one of numpy, numba; got 'jax'"):
+        GameBatch.from_seed(Rules(), 0, 2, backend="jax")
+
+
+def test_environment_variable_chooses_the_default_backend(monkeypatch):
+    monkeypatch.setenv(BACKEND_VARIABLE, "numpy")
+    assert default_backend() == "numpy"
+    assert GameBatch.from_seed(Rules(), 0, 2).backend == "numpy"
+    monkeypatch.setenv(BACKEND_VARIABLE, "fortran")
+    with pytest.raises(ValueError, match=r"\$GOSTOP_BACKEND must be one of .*; got 'fortran'"):
+        GameBatch.from_seed(Rules(), 0, 2)
+
+
+def test_default_is_the_fastest_backend_installed(monkeypatch):
+    monkeypatch.delenv(BACKEND_VARIABLE, raising=False)
+    assert default_backend() == ("numba" if "numba" in available_backends() else "numpy")
+    assert available_backends() in (ALL_BACKENDS, ALL_BACKENDS[:1])
+
+
+def test_core_imports_without_numba():
+    """Numba loads only when a compiled backend is asked for."""
+    code = (
+        "import sys, gostop_env.core as core; core.GameBatch.from_seed(core.Rules(), 0, 2, backend='numpy');"
+        "print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+@needs_numba
+def test_batch_operations_keep_the_backend():
+    backend = "numba"
+    batch, twin = (GameBatch.from_seed(Rules(players=3), 3, 6, backend=b) for b in (backend, "numpy"))
+    operations = (
+        lambda b: b.select([0, 2]),
+        lambda b: b.clone(),
+        lambda b: GameBatch.concatenate([b, b.select(slice(1, 3))]),
+    )
+    for operation in operations:
+        part, numpy_part = operation(batch), operation(twin)
+        assert part.backend == backend
+        for _ in range(10):
+            actions = random_legal_actions(numpy_part.legal_bits, np.random.default_rng(1), "numpy")
+            same_arrays([numpy_part, part], [numpy_part.step(actions), part.step(actions)])
+
+
+@needs_numba
+@pytest.mark.parametrize("players", (2, 3))
+def test_dealing_again_in_place_matches_the_numpy_core(players):
+    """Many hands dealt into finished games (carry and all) on both batch backends."""
+    rules = Rules.preset("korean", players=players, jokers=2)
+    rng = np.random.default_rng(players)
+    decks = shuffled_decks(rules, rng, 256)
+    batches = [GameBatch.from_decks(rules, decks, backend=b) for b in BACKENDS]
+    dealt = 0
+    for step in range(400):
+        actions = random_legal_actions(batches[0].legal_bits, rng, "numpy")
+        same_arrays(batches, [b.step(actions) for b in batches])
+        done = np.flatnonzero(batches[0].done)
+        if step % 5 == 0 and done.size:
+            fresh = shuffled_decks(rules, rng, done.size)
+            carry = batches[0].next_carry[done]
+            events = [b.reset_games(done, fresh, carry) for b in batches]
+            legal_before = [b.legal_bits for b in batches]  # read before and after a deal: both fresh
+            same_arrays(batches, events)
+            assert all((x == batches[0].legal_bits).all() for x in legal_before)
+            dealt += done.size
+    assert dealt > 1000
+
+
+@needs_numba
+@pytest.mark.parametrize("players", (2, 3))
+def test_compiled_action_picker_picks_what_numpy_picks(players):
+    rules = Rules.preset("seed", players=players, jokers=2)
+    batch = GameBatch.from_seed(rules, 5, 512, backend="numpy")
+    for step in range(60):
+        picks = [random_legal_actions(batch.legal_bits, np.random.default_rng(step), b) for b in ALL_BACKENDS]
+        assert all((p == picks[0]).all() for p in picks[1:])
+        batch.step(picks[0])
+    assert batch.done.any()
