@@ -24,6 +24,7 @@ they need more than a few calls. ``benchmarks/core_throughput.py`` measures the 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -262,6 +263,11 @@ class GameBatch:
         self.hands[index] = dealt[:, :players]
         self.layout[index] = dealt[:, players]
         self._deal(index)
+
+    @staticmethod
+    def pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """What :func:`random_legal_actions` picks with uniform ``draws`` in [0, 1), one per game."""
+        return _pick_actions(legal_bits, draws)
 
     def _legal_changed(self) -> None:
         """Forget the legal words after a deal: they are found again when next read."""
@@ -1011,13 +1017,21 @@ def batch_class(backend: str | None = None) -> type[GameBatch]:
     if name not in BACKENDS:
         source = f"${BACKEND_VARIABLE}" if backend is None else "backend"
         raise ValueError(f"{source} must be one of {', '.join(BACKENDS)}; got {name!r}")
-    if name == "numpy":
-        return GameBatch
-    if not _numba_importable():
-        raise ImportError(f'backend {name!r} needs numba: pip install "gostop[fast]" (or use backend="numpy")')
-    from . import compiled  # imports numba: only when asked for
+    if name not in _REGISTERED:
+        if not _numba_importable():
+            raise ImportError(f'backend {name!r} needs numba: pip install "gostop[fast]" (or use backend="numpy")')
+        importlib.import_module(_BACKEND_MODULES[name])  # registers the backend; imports numba only now
+    return _REGISTERED[name]
 
-    return compiled.CompiledGameBatch
+
+_BACKEND_MODULES = {"numba": "gostop_env.core.compiled"}
+"""The module that defines each compiled backend and registers it when imported."""
+_REGISTERED: dict[str, type[GameBatch]] = {"numpy": GameBatch}
+
+
+def register_backend(name: str, kind: type[GameBatch]) -> None:
+    """Make ``kind`` the class of backend ``name`` (called by the module that defines it)."""
+    _REGISTERED[name] = kind
 
 
 STATE_FIELDS: dict[str, State] = {
@@ -1032,11 +1046,11 @@ def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator, backe
     """One uniformly random legal action per game from ``GameBatch.legal_bits``
     (``NO_ACTION`` where none is legal), without building the boolean mask. Every backend
     (``None``: :func:`default_backend`) picks the same actions from the same generator."""
-    draws = rng.random(len(legal_bits))
-    if batch_class(backend) is not GameBatch:
-        from . import compiled
+    return batch_class(backend).pick_actions(legal_bits, rng.random(len(legal_bits)))
 
-        return compiled.random_actions(legal_bits, draws)
+
+def _pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """The legal action of rank ``int(draws[i] * count)`` of each game (NumPy)."""
     low, high = legal_bits[:, 0], legal_bits[:, 1]
     n_low = np.bitwise_count(low)
     total = n_low + np.bitwise_count(high)

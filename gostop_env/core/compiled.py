@@ -28,7 +28,7 @@ import numpy as np
 from . import actions as A
 from . import cards as C
 from .actions import IllegalActionError, Phase, integer_actions
-from .batch import STATE_FIELDS, GameBatch, _dealt_columns, _match_tables
+from .batch import STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
 from .events import BatchEvents, Event
 from .outcomes import Outcome, Result
 from .rules import Rules
@@ -724,6 +724,7 @@ class CompiledGameBatch(GameBatch):
 
     backend = "numba"
     kernels = SERIAL
+    pick_actions = staticmethod(random_actions)
     _kernel_state: Any = None  # the state arrays as a kernel argument ...
     _kernel_rows: Any = None  # ... and as byte rows (_byte_rows); both dropped when an array is replaced
 
@@ -808,3 +809,6 @@ class CompiledGameBatch(GameBatch):
 
     def _legal_changed(self) -> None:
         """Nothing to forget: ``_deal_cards`` rewrote the dealt games' legal words."""
+
+
+register_backend("numba", CompiledGameBatch)
