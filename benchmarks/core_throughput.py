@@ -1,6 +1,7 @@
 """Throughput of the rules engines under random legal play, printed as a markdown table.
 
-The core on each backend installed (``numpy``; ``numba`` with the ``fast`` extra) at batch
+The core on each backend installed (``numpy``; ``numba`` and ``numba-parallel`` with the
+``fast`` extra) at batch
 1, 64, 1024 and 4096 (finished games are dealt again in place, so the batch stays full;
 dealing is timed, shuffling is not: decks come from a pool made first) and the reference
 engine, with 2 and 3 players, ``seed`` preset. Decisions are actions taken by the seat to
@@ -10,11 +11,12 @@ Compiled kernels are loaded (or compiled) before any timing; the
 first table says how long that took. Peak memory is tracemalloc's peak over a separate
 short run of the same loop (tracing slows NumPy too much to time with it on).
 A last table runs the same core loop in two processes at once (one batch each, own seeds)
-and sums their rates: what a 2-core machine gives with both cores busy.
+and sums their rates: what a 2-core machine gives with both cores busy (``numba-parallel``
+spreads one process's batch over numba's threads instead).
 Each row is run ``--repeats`` times: the table gives the median and the range, since a
 shared machine's speed varies from run to run.
 Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096]
-[--backends numpy,numba]``.
+[--backends numpy,numba,numba-parallel]``.
 """
 
 from __future__ import annotations
@@ -151,7 +153,7 @@ def main() -> None:
         )
     print("\n| core, 2 players | backend | batch per process | decisions/s, both processes | range |")
     print("|---|---|---|---|---|")
-    for backend in backends:
+    for backend in (b for b in backends if b != "numba-parallel"):
         for batch_size in (2048, 4096):
             _, rate, spread = repeated(
                 lambda b=batch_size, k=backend: (0.0, two_processes(b, args.seconds, k)), args.repeats

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import BACKENDS
-from test_differential import same_arrays
+from test_differential import play_lockstep, same_arrays
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core.batch import BACKEND_VARIABLE, available_backends, default_backend
@@ -24,7 +24,7 @@ needs_numba = pytest.mark.skipif(len(BACKENDS) < 2, reason='needs numba: pip ins
 
 
 def test_unknown_backend_is_refused_by_name():
-    with pytest.raises(ValueError, match="backend must be one of numpy, numba; got 'jax'"):
+    with pytest.raises(ValueError, match="backend must be one of numpy, numba, numba-parallel; got 'jax'"):
         GameBatch.from_seed(Rules(), 0, 2, backend="jax")
 
 
@@ -54,8 +54,8 @@ def test_core_imports_without_numba():
 
 
 @needs_numba
-def test_batch_operations_keep_the_backend():
-    backend = "numba"
+@pytest.mark.parametrize("backend", ALL_BACKENDS[1:])
+def test_batch_operations_keep_the_backend(backend):
     batch, twin = (GameBatch.from_seed(Rules(players=3), 3, 6, backend=b) for b in (backend, "numpy"))
     operations = (
         lambda b: b.select([0, 2]),
@@ -92,6 +92,13 @@ def test_dealing_again_in_place_matches_the_numpy_core(players):
             assert all((x == batches[0].legal_bits).all() for x in legal_before)
             dealt += done.size
     assert dealt > 1000
+
+
+@needs_numba
+def test_parallel_backend_matches_every_engine():
+    """The compiled loops spread over threads: every array equal to the other engines'."""
+    rules = Rules.preset("korean", players=3, jokers=1)
+    play_lockstep(rules, 1000, seed=77, backends=("numpy", "numba-parallel"))
 
 
 @needs_numba

@@ -20,12 +20,12 @@ def run_script(name: str, *args: str) -> str:
 
 
 def test_core_throughput_prints_every_row():
-    backends = ",".join(available_backends())  # numpy, and numba where installed
+    backends = ",".join(available_backends()[:2])  # numpy, and numba where installed
     out = run_script(
         "core_throughput.py", "--seconds", "0.05", "--repeats", "2", "--batches", "1,8", "--backends", backends
     )
     rows = [line for line in out.splitlines() if line.startswith("| core |") or line.startswith("| reference |")]
-    n = len(available_backends())
+    n = len(available_backends()[:2])
     assert len(rows) == 2 * (2 * n + 1)  # batches 1 and 8 per backend plus the reference engine, 2 and 3 players
     assert all(int(row.split("|")[6].replace(",", "")) > 0 for row in rows)  # decisions/s
     assert out.count("| 2 processes |") == 2 * n

@@ -280,8 +280,8 @@ class GameBatch:
     ) -> GameBatch:
         """Deal explicit deck orders, each checked (ValueError naming the game and the fault).
 
-        ``backend`` (here and in every constructor): ``"numpy"`` or ``"numba"`` (see
-        :func:`batch_class`); ``None`` takes :func:`default_backend`."""
+        ``backend`` (here and in every constructor): ``"numpy"``, ``"numba"`` or
+        ``"numba-parallel"`` (see :func:`batch_class`); ``None`` takes :func:`default_backend`."""
         checked = []
         for i, deck in enumerate(decks):
             try:
@@ -978,9 +978,9 @@ class GameBatch:
         return words
 
 
-BACKENDS = ("numpy", "numba")
+BACKENDS = ("numpy", "numba", "numba-parallel")
 """The engines that can step a :class:`GameBatch`: the NumPy core, and the compiled backend
-(:mod:`~gostop_env.core.compiled`, needs numba)."""
+(:mod:`~gostop_env.core.compiled`, needs numba) on one thread or on numba's threads."""
 BACKEND_VARIABLE = "GOSTOP_BACKEND"
 """Environment variable naming the backend for a whole program (when a constructor gets none)."""
 
@@ -1024,7 +1024,7 @@ def batch_class(backend: str | None = None) -> type[GameBatch]:
     return _REGISTERED[name]
 
 
-_BACKEND_MODULES = {"numba": "gostop_env.core.compiled"}
+_BACKEND_MODULES = {"numba": "gostop_env.core.compiled", "numba-parallel": "gostop_env.core.compiled"}
 """The module that defines each compiled backend and registers it when imported."""
 _REGISTERED: dict[str, type[GameBatch]] = {"numpy": GameBatch}
 

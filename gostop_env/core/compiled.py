@@ -4,8 +4,9 @@ The state arrays are those of :class:`~gostop_env.core.batch.GameBatch`, declare
 this module only replaces how a step walks through them. Where the NumPy core runs each
 stage of a turn on the index array of the games in it, a kernel here takes one game at a
 time through its whole turn (the same stages, in the same order) as scalar code, and loops
-over the batch. Each game touches only its own rows, so the order of games cannot change a
-result: the three engines (reference, NumPy, compiled) are held equal on every
+over the batch, on one thread or spread over numba's threads (``numba-parallel``). Each game
+touches only its own rows, so neither the order of games nor the thread that runs one can
+change a result: the three engines (reference, NumPy, compiled) are held equal on every
 field, mask, event and payment by ``tests/test_differential.py``.
 
 Kernels compile on first use and are cached on disk (``cache=True``), so a later program
@@ -18,6 +19,7 @@ decides (layout jokers, chongtong, the first turn) is compiled.
 from __future__ import annotations
 
 import functools
+import types
 from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
@@ -613,11 +615,102 @@ def is_legal(legal: Any, i: int, action: int) -> bool:
     return (legal[i, action >> 6] >> U(action & 63)) & U1 == U1
 
 
-def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any) -> None:
-    for i in range(actions.size):
+# ---- one game's step, deal and legal words, and the same over a range of games ---------------
+@inline
+def step_game(s: Any, ev: Any, t: Any, i: int, action: int, options: Any, legal: Any) -> None:
+    """One game's decision and the rest of its turn, then its legal words."""
+    run_stages(s, ev, t, i, decide(s, ev, i, action, options), options)
+    legal_words(s, i, legal)
+
+
+@inline
+def deal_game(
+    s: Any,
+    ev: Any,
+    t: Any,
+    rows: Any,
+    initial_rows: Any,
+    i: int,
+    deck: Any,
+    carry: int,
+    columns: Any,
+    starts: Any,
+    options: Any,
+    legal: Any,
+) -> None:
+    """Deal ``deck`` into game ``i``: every field back to its declared initial value (``rows``:
+    each state array as bytes, one row per game; ``initial_rows``: the bytes of one game's
+    initial values, from ``STATE_FIELDS``), the dealt cards (``columns``: deck positions of
+    seat 0's cards, seat 1's, ..., the layout's, each group from ``starts``), the stock, then
+    what the deal decides, and the game's legal words."""
+    for f in range(len(rows)):
+        row, initial = rows[f], initial_rows[f]
+        for b in range(initial.size):
+            row[i, b] = initial[b]
+    s.carry[i] = carry
+    players, dealt = s.hands.shape[1], columns.size
+    s.stock_len[i] = deck.size - dealt
+    for j in range(s.stock.shape[1]):
+        s.stock[i, j] = deck[dealt + j] if dealt + j < deck.size else -1
+    for p in range(players + 1):
+        board, end = U0, starts[p + 1] if p < players else dealt
+        for c in range(starts[p], end):
+            board |= bit(int(deck[columns[c]]))
+        if p < players:
+            s.hands[i, p] = board
+        else:
+            s.layout[i] = board
+    deal(s, ev, t, i, options)
+    legal_words(s, i, legal)
+
+
+@jit
+def step_range(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, start: int, stop: int) -> None:
+    for i in range(start, stop):
         if actions[i] >= 0:
-            run_stages(s, ev, t, i, decide(s, ev, i, int(actions[i]), options), options)
-            legal_words(s, i, legal)
+            step_game(s, ev, t, i, int(actions[i]), options, legal)
+
+
+@jit
+def deal_range(
+    s: Any,
+    ev: Any,
+    t: Any,
+    rows: Any,
+    initial_rows: Any,
+    index: Any,
+    decks: Any,
+    carry: Any,
+    columns: Any,
+    starts: Any,
+    options: Any,
+    legal: Any,
+    start: int,
+    stop: int,
+) -> None:
+    for k in range(start, stop):
+        deal_game(s, ev, t, rows, initial_rows, index[k], decks[k], carry[k], columns, starts, options, legal)
+
+
+@jit
+def legal_range(s: Any, legal: Any, start: int, stop: int) -> None:
+    for i in range(start, stop):
+        legal_words(s, i, legal)
+
+
+# ---- the batch loops: ``chunks`` ranges of games (one per thread) --------------------------------------
+# (Each thread's range is a call: numba's parallel loops lose writes made in their own body
+# through arrays held in a tuple, but keep those made by a function they call.)
+@jit
+def chunk(c: int, chunks: int, n: int) -> tuple[int, int]:
+    """Games [start, stop) of chunk ``c`` of ``chunks`` over ``n`` games."""
+    return c * n // chunks, (c + 1) * n // chunks
+
+
+def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, chunks: int) -> None:
+    for c in numba.prange(chunks):
+        start, stop = chunk(c, chunks, actions.size)
+        step_range(s, ev, t, actions, options, legal, start, stop)
 
 
 def _deal_games(
@@ -633,39 +726,17 @@ def _deal_games(
     starts: Any,
     options: Any,
     legal: Any,
+    chunks: int,
 ) -> None:
-    """Deal ``decks[k]`` into game ``index[k]``: every field back to its declared initial value
-    (``rows``: each state array as bytes, one row per game; ``initial_rows``: the bytes of
-    one game's initial values, from ``STATE_FIELDS``), the dealt cards (``columns``: deck
-    positions of seat 0's cards, seat 1's, ..., the layout's, each group from ``starts``),
-    the stock, then what the deal decides."""
-    players = s.hands.shape[1]
-    for k in range(index.size):
-        i = index[k]
-        for f in range(len(rows)):
-            row, initial = rows[f], initial_rows[f]
-            for b in range(initial.size):
-                row[i, b] = initial[b]
-        s.carry[i] = carry[k]
-        dealt = columns.size
-        s.stock_len[i] = decks.shape[1] - dealt
-        for j in range(s.stock.shape[1]):
-            s.stock[i, j] = decks[k, dealt + j] if dealt + j < decks.shape[1] else -1
-        for p in range(players + 1):
-            board, end = U0, starts[p + 1] if p < players else dealt
-            for c in range(starts[p], end):
-                board |= bit(int(decks[k, columns[c]]))
-            if p < players:
-                s.hands[i, p] = board
-            else:
-                s.layout[i] = board
-        deal(s, ev, t, i, options)
-        legal_words(s, i, legal)
+    """Deal ``decks[k]`` into game ``index[k]`` (see ``deal_game``)."""
+    for c in numba.prange(chunks):
+        start, stop = chunk(c, chunks, index.size)
+        deal_range(s, ev, t, rows, initial_rows, index, decks, carry, columns, starts, options, legal, start, stop)
 
 
 def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
     """``random_legal_actions`` compiled: the legal action of rank ``int(draws[i] * count)``."""
-    for i in range(actions.size):
+    for i in numba.prange(actions.size):
         low, high = legal[i, 0], legal[i, 1]
         in_low = popcount(low)
         total = in_low + popcount(high)
@@ -679,9 +750,10 @@ def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
         actions[i] = base + popcount(lowest_bit(word) - U1)
 
 
-def _legal_of_all(s: Any, legal: Any) -> None:
-    for i in range(legal.shape[0]):
-        legal_words(s, i, legal)
+def _legal_of_all(s: Any, legal: Any, chunks: int) -> None:
+    for c in numba.prange(chunks):
+        start, stop = chunk(c, chunks, legal.shape[0])
+        legal_range(s, legal, start, stop)
 
 
 @jit
@@ -696,11 +768,23 @@ def first_illegal(actions: Any, legal: Any, phase: Any) -> int:
     return -1
 
 
-SERIAL = {
-    f.__name__: numba.njit(cache=True, nogil=True, **WITHOUT_RUNTIME)(f)
-    for f in (_step_games, _deal_games, _legal_of_all, _random_actions)
-}
-"""The batch loops, compiled."""
+def _loops(parallel: bool) -> dict[str, Any]:
+    """The batch loops compiled for one thread (their chunks run in turn), or spread over
+    numba's threads. The parallel copies get names of their own, so the two never share an
+    entry of numba's disk cache."""
+    loops = {}
+    for f in (_step_games, _deal_games, _legal_of_all, _random_actions):
+        if parallel:
+            f = types.FunctionType(f.__code__, f.__globals__, f"{f.__name__}_parallel")
+            f.__qualname__ = f.__name__
+        loops[f.__name__.removesuffix("_parallel")] = numba.njit(
+            cache=True, nogil=True, parallel=parallel, **WITHOUT_RUNTIME
+        )(f)
+    return loops
+
+
+SERIAL, PARALLEL = _loops(parallel=False), _loops(parallel=True)
+"""The batch loops, on one thread and on numba's threads (compiled when first called)."""
 
 
 def random_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
@@ -719,12 +803,17 @@ def match_tables(choice_rule: str) -> Any:
 
 
 class CompiledGameBatch(GameBatch):
-    """A :class:`GameBatch` whose steps, deals and legal actions run as compiled kernels
-    (``backend="numba"``); everything else is the NumPy core's."""
+    """A :class:`GameBatch` whose steps, deals and legal actions run as compiled kernels on
+    one thread (``backend="numba"``); everything else is the NumPy core's."""
 
     backend = "numba"
     kernels = SERIAL
     pick_actions = staticmethod(random_actions)
+
+    def chunks(self) -> int:
+        """How many ranges of games the loops split the batch into: one per thread."""
+        return 1
+
     _kernel_state: Any = None  # the state arrays as a kernel argument ...
     _kernel_rows: Any = None  # ... and as byte rows (_byte_rows); both dropped when an array is replaced
 
@@ -773,7 +862,7 @@ class CompiledGameBatch(GameBatch):
     def legal_bits(self) -> np.ndarray:
         if self._legal is None:
             legal = np.empty((len(self), 2), U)
-            self.kernels["_legal_of_all"](self._state(), legal)
+            self.kernels["_legal_of_all"](self._state(), legal, self.chunks())
             self._legal = legal
         return self._legal
 
@@ -786,7 +875,7 @@ class CompiledGameBatch(GameBatch):
             raise IllegalActionError(int(actions[bad]), Phase(self.phase[bad]), self.legal_actions(bad), game=bad)
         self._new_events()
         legal = self.legal_bits.copy()  # rows of the games that moved are rewritten; a caller may hold the old
-        self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), legal)
+        self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), legal, self.chunks())
         self._legal = legal
         return self._events
 
@@ -803,6 +892,7 @@ class CompiledGameBatch(GameBatch):
             starts.astype(np.int64),
             rule_options(self.rules),
             legal,
+            self.chunks(),
         )
         if self._legal is not None:
             self._legal = legal  # the dealt games' rows rewritten
@@ -811,4 +901,17 @@ class CompiledGameBatch(GameBatch):
         """Nothing to forget: ``_deal_cards`` rewrote the dealt games' legal words."""
 
 
+class ParallelGameBatch(CompiledGameBatch):
+    """:class:`CompiledGameBatch` with its batch loops spread over numba's threads
+    (``backend="numba-parallel"``; how many: ``numba.set_num_threads`` or
+    ``NUMBA_NUM_THREADS``). Each game is still stepped by one thread, start to end."""
+
+    backend = "numba-parallel"
+    kernels = PARALLEL
+
+    def chunks(self) -> int:
+        return int(numba.get_num_threads())
+
+
 register_backend("numba", CompiledGameBatch)
+register_backend("numba-parallel", ParallelGameBatch)
