@@ -43,7 +43,7 @@ from gostop_env.core import NUM_ACTIONS, Phase, Rules
 from gostop_env.core.rules import PRESETS
 from gostop_env.encodings import ENCODINGS, encoding_shape, section_slices
 from gostop_env.files import read_json_object
-from gostop_env.policy import Policy
+from gostop_env.policy import MASKS, Policy
 
 MODEL_FORMAT = "gostop-model/2"
 PICKLED_FORMAT = "gostop-model/1"  # policy.pth: refused, converted by convert_pickled_model
@@ -86,7 +86,7 @@ class GoStopComposite:
 
     def __init__(self, card_player: Policy, go_stop: Policy, name: str = "model"):
         for policy in (card_player, go_stop):
-            if policy.encoding != "vector":
+            if policy.encoding not in ("vector", MASKS):
                 raise ValueError(f"go/stop composites read the vector encoding, not {policy.encoding!r}")
         self.card_player, self.go_stop, self.name = card_player, go_stop, name
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from gostop_env.core import GameBatch, Rules
+from gostop_env.core import GameBatch, Rules, batch_class
 from gostop_env.policy import Policy, check_actions, observe
 
 
@@ -20,7 +20,7 @@ def play_hands(
 ) -> GameBatch:
     """Play one hand per deck with ``seat_policies[s]`` at seat s; return the finished batch.
     With a ``history`` list, each step's actions (-1: no move) are appended to it."""
-    return play_out(GameBatch(rules, decks), seat_policies, rng, history, before_step)
+    return play_out(batch_class()(rules, decks), seat_policies, rng, history, before_step)
 
 
 def play_out(

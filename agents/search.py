@@ -19,8 +19,7 @@ import numpy as np
 from gostop_env.core import GameBatch, Phase, Rules
 from gostop_env.core import actions as A
 from gostop_env.determinize import determinize
-from gostop_env.encodings import encode
-from gostop_env.policy import STATE, GameView, Policy, check_actions
+from gostop_env.policy import STATE, GameView, Policy, check_actions, observe
 
 from .greedy import Greedy
 
@@ -54,7 +53,7 @@ class SearchAgent:
         actions = np.full(len(view), -1, np.int64)
         plain = np.flatnonzero(~searched)
         if plain.size:
-            seen = encode(view.batch.select(plain), view.viewers[plain], self.rollout.encoding)
+            seen = observe(self.rollout, view.batch, plain, view.viewers[plain])
             actions[plain] = self.rollout(seen, masks[plain], rng)
         rows = np.flatnonzero(searched)
         if rows.size:
@@ -92,7 +91,7 @@ def _roll_out(batch: GameBatch, policy: Policy, rng: np.random.Generator) -> Non
         live = np.flatnonzero(~batch.done)
         seats = batch.seat[live].astype(np.int64)
         masks = batch.legal_action_mask()[live]
-        seen = encode(batch.select(live), seats, policy.encoding)
+        seen = observe(policy, batch, live, seats)
         actions = np.full(len(batch), -1, np.int64)
         actions[live] = check_actions(policy(seen, masks, rng), masks, "rollout policy")
         batch.step(actions)

@@ -26,7 +26,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules
+from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules, batch_class
 from .core.actions import integer_action
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
@@ -79,7 +79,7 @@ class GoStopEnv(gymnasium.Env):
             self.seat = (
                 int(self._rng.integers(self.rules.players)) if self.learner_seat == "random" else int(self.learner_seat)
             )
-            self.batch = GameBatch(
+            self.batch = batch_class()(
                 self.rules, shuffled_decks(self.rules, self._rng, 1), carry=self._carry if self.nagari_carry else 0
             )
             self._play_opponents()

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .core import GameBatch, Result, Rules, action_name
+from .core import GameBatch, Result, Rules, action_name, batch_class
 from .core import actions as A
 from .core import cards as C
 from .core.cards import card_name
@@ -36,7 +36,7 @@ def play_in_terminal(
         raise ValueError(f"seat must be 0..{rules.players - 1}")
     rng = np.random.default_rng(None if seed is None else check_seed(seed))
     deck = shuffled_decks(rules, rng, 1)[0]
-    batch = GameBatch(rules, deck[None, :])
+    batch = batch_class()(rules, deck[None, :])
     write(f"You are seat {seat} (seat 0 deals and moves first); target {rules.target_score} points.")
     for line in describe(batch.deal_events.game(0), rules.players):
         write(line)

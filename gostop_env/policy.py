@@ -8,7 +8,9 @@ batch of observations (in the encoding named by its ``encoding`` attribute), a b
 Search agents name the encoding ``"state"``: they receive a :class:`GameView` (the games
 and the seat they play) and must read it only through what that seat may know, e.g. by
 :func:`gostop_env.determinize.determinize`; tests check that hidden cards never change
-their choices. Runners build observations for any policy with :func:`observe`.
+their choices. A policy that reads only the masks names ``"masks"`` and receives an
+``(n, 0)`` array, so nothing is encoded for it. Runners build observations for any policy
+with :func:`observe`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from .core.actions import integer_actions
 from .encodings import encode
 
 STATE = "state"
+MASKS = "masks"
+"""The encoding of a policy that reads only the legal-action masks: it is given ``(n, 0)``."""
 
 
 @dataclass
@@ -39,6 +43,8 @@ class GameView:
 
 def observe(policy: Policy, batch: GameBatch, games: np.ndarray, seats: np.ndarray) -> np.ndarray | GameView:
     """The observations ``policy`` wants of ``games`` of ``batch``, seen by ``seats``."""
+    if policy.encoding == MASKS:
+        return np.zeros((len(games), 0), np.float32)
     sub = batch.select(games)
     if policy.encoding == STATE:
         return GameView(sub, np.asarray(seats, np.int64))
@@ -59,7 +65,7 @@ class Policy(Protocol):
 class RandomPolicy:
     """Uniformly random legal actions (seeded through the ``rng`` it is given)."""
 
-    encoding = "vector"
+    encoding = MASKS
 
     def __call__(self, observations: np.ndarray | GameView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         masks = np.asarray(masks, bool)

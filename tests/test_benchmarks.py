@@ -31,6 +31,14 @@ def test_core_throughput_prints_every_row():
     assert out.count("| 2 processes |") == 2 * n
 
 
+def test_agents_throughput_prints_every_workload_per_backend():
+    backends = available_backends()[:2]
+    out = run_script("agents_throughput.py", "--quick", "--repeats", "1", "--backends", ",".join(backends))
+    rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in out.splitlines() if "/s |" in line}
+    assert set(rows) == {"greedy hands/s", "search decisions/s", "go/stop samples/s", "cloning records/s"}
+    assert all(len(cells) == len(backends) and float(c.replace(",", "")) > 0 for cells in rows.values() for c in cells)
+
+
 def test_core_profile_lists_the_step_and_its_stages():
     out = run_script("core_profile.py", "--batch", "32", "--steps", "30")
     names = {line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")}

@@ -11,7 +11,7 @@ import gostop_env  # noqa: F401  (registers GoStop-v0)
 from gostop_env.core import GameBatch, IllegalActionError, Rules
 from gostop_env.encodings import encode
 from gostop_env.gym_env import GoStopEnv
-from gostop_env.policy import RandomPolicy
+from gostop_env.policy import MASKS, RandomPolicy, observe
 from gostop_env.vec_env import GoStopVecEnv
 
 
@@ -124,3 +124,15 @@ def test_unsupported_render_modes_warn_like_gymnasium_so_sb3_make_vec_env_works(
         assert GoStopEnv(render_mode="rgb_array").render() is None
     with pytest.raises(TypeError):
         GoStopEnv(render_mode=3)
+
+
+def test_nothing_is_encoded_for_opponents_that_read_only_masks(monkeypatch):
+    """RandomPolicy reads only the masks: it gets an (n, 0) array and no encoding runs for it."""
+    batch = GameBatch.from_seed(Rules(), 0, 4)
+    assert RandomPolicy.encoding == MASKS
+    assert observe(RandomPolicy(), batch, np.array([1, 3]), np.array([0, 0])).shape == (2, 0)
+    calls = []
+    monkeypatch.setattr("gostop_env.policy.encode", lambda *a: calls.append(a))
+    env = GoStopEnv(opponents=RandomPolicy(), learner_seat=1)
+    env.reset(seed=3)  # seat 0, the random opponent, moves first
+    assert calls == []

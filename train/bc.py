@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gostop_env.core import GameBatch, Phase, Rules
+from gostop_env.core import GameBatch, Phase, Rules, batch_class
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
 from gostop_env.policy import Policy, check_actions, observe
@@ -58,7 +58,7 @@ def collect(
     starts = range(0, hands, batch_size)
     for start in progress(starts) if progress else starts:
         decks = shuffled_decks(rules, np.random.default_rng([seed, 0, start]), min(batch_size, hands - start))
-        parts.append(_record_hands(teacher, GameBatch(rules, decks), encoding, rng))
+        parts.append(_record_hands(teacher, batch_class()(rules, decks), encoding, rng))
     return Demonstrations.concatenate(parts)
 
 

@@ -9,11 +9,12 @@
 - :mod:`.scoring`: §7 scoring, the reference's set reading beside the core's bitboards.
 - :mod:`.bitboard`: sets of cards as ``uint64`` bitboards, and their helpers.
 - :mod:`.reference`: the one-game reference engine, the executable rule book.
-- :mod:`.batch`: the vectorised core, :class:`GameBatch`.
+- :mod:`.batch`: the vectorised core, :class:`GameBatch`, and the choice of backend.
+- :mod:`.compiled`: the compiled backend (numba, the ``fast`` extra), loaded when asked for.
 """
 
 from .actions import NUM_ACTIONS, IllegalActionError, Phase, action_name
-from .batch import GameBatch, random_legal_actions
+from .batch import GameBatch, available_backends, batch_class, default_backend, random_legal_actions
 from .cards import card_name
 from .events import Event, Events
 from .outcomes import Result
@@ -31,6 +32,9 @@ __all__ = [
     "Result",
     "Rules",
     "action_name",
+    "available_backends",
+    "batch_class",
     "card_name",
+    "default_backend",
     "random_legal_actions",
 ]
