@@ -40,6 +40,9 @@ KERNEL_FIELDS: tuple[str, ...] = tuple(name for name in STATE_FIELDS if not name
 Arrays = namedtuple("Arrays", KERNEL_FIELDS)  # type: ignore[misc]
 """The public state arrays of a batch, passed to a kernel as one argument."""
 EventArrays = namedtuple("EventArrays", ["counts", "captured", "stolen", "payments"])
+DealArrays = namedtuple("DealArrays", ["index", "decks", "carry", "columns", "starts"])
+"""The games a deal deals, ``index``, their ``decks`` and ``carry``; ``columns``, the deck
+positions of seat 0's cards, seat 1's, ..., the layout's, each group from ``starts``."""
 MatchTables = namedtuple("MatchTables", ["pick", "place", "keep", "candidates", "choose", "did", "partner", "stack"])
 
 # ---- rule options as one int64 array; its entries by name ---------------------------------
@@ -624,38 +627,26 @@ def step_game(s: Any, ev: Any, t: Any, i: int, action: int, options: Any, legal:
 
 
 @inline
-def deal_game(
-    s: Any,
-    ev: Any,
-    t: Any,
-    rows: Any,
-    initial_rows: Any,
-    i: int,
-    deck: Any,
-    carry: int,
-    columns: Any,
-    starts: Any,
-    options: Any,
-    legal: Any,
-) -> None:
-    """Deal ``deck`` into game ``i``: every field back to its declared initial value (``rows``:
-    each state array as bytes, one row per game; ``initial_rows``: the bytes of one game's
-    initial values, from ``STATE_FIELDS``), the dealt cards (``columns``: deck positions of
-    seat 0's cards, seat 1's, ..., the layout's, each group from ``starts``), the stock, then
-    what the deal decides, and the game's legal words."""
-    for f in range(len(rows)):
-        row, initial = rows[f], initial_rows[f]
+def deal_game(s: Any, ev: Any, t: Any, rows: Any, d: Any, k: int, options: Any, legal: Any) -> None:
+    """Deal ``d.decks[k]`` into game ``d.index[k]`` (``d``: :data:`DealArrays`): every field
+    back to its declared initial value (``rows``: each state array as bytes, one row per game,
+    and the bytes of one game's initial values, from ``STATE_FIELDS``), the dealt cards, the
+    stock, then what the deal decides, and the game's legal words."""
+    i, deck = d.index[k], d.decks[k]
+    views, initial_rows = rows
+    for f in range(len(views)):
+        row, initial = views[f], initial_rows[f]
         for b in range(initial.size):
             row[i, b] = initial[b]
-    s.carry[i] = carry
-    players, dealt = s.hands.shape[1], columns.size
+    s.carry[i] = d.carry[k]
+    players, dealt = s.hands.shape[1], d.columns.size
     s.stock_len[i] = deck.size - dealt
     for j in range(s.stock.shape[1]):
         s.stock[i, j] = deck[dealt + j] if dealt + j < deck.size else -1
     for p in range(players + 1):
-        board, end = U0, starts[p + 1] if p < players else dealt
-        for c in range(starts[p], end):
-            board |= bit(int(deck[columns[c]]))
+        board, end = U0, d.starts[p + 1] if p < players else dealt
+        for c in range(d.starts[p], end):
+            board |= bit(int(deck[d.columns[c]]))
         if p < players:
             s.hands[i, p] = board
         else:
@@ -673,23 +664,10 @@ def step_range(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, 
 
 @jit
 def deal_range(
-    s: Any,
-    ev: Any,
-    t: Any,
-    rows: Any,
-    initial_rows: Any,
-    index: Any,
-    decks: Any,
-    carry: Any,
-    columns: Any,
-    starts: Any,
-    options: Any,
-    legal: Any,
-    start: int,
-    stop: int,
+    s: Any, ev: Any, t: Any, views: Any, initial_rows: Any, d: Any, options: Any, legal: Any, start: int, stop: int
 ) -> None:
     for k in range(start, stop):
-        deal_game(s, ev, t, rows, initial_rows, index[k], decks[k], carry[k], columns, starts, options, legal)
+        deal_game(s, ev, t, (views, initial_rows), d, k, options, legal)
 
 
 @jit
@@ -714,24 +692,13 @@ def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any,
 
 
 def _deal_games(
-    s: Any,
-    ev: Any,
-    t: Any,
-    rows: Any,
-    initial_rows: Any,
-    index: Any,
-    decks: Any,
-    carry: Any,
-    columns: Any,
-    starts: Any,
-    options: Any,
-    legal: Any,
-    chunks: int,
+    s: Any, ev: Any, t: Any, views: Any, initial_rows: Any, d: Any, options: Any, legal: Any, chunks: int
 ) -> None:
-    """Deal ``decks[k]`` into game ``index[k]`` (see ``deal_game``)."""
+    """Deal ``d.decks[k]`` into game ``d.index[k]`` (see ``deal_game``; tuples of arrays
+    travel as separate arguments, since numba's parallel loops take no nested tuples)."""
     for c in numba.prange(chunks):
-        start, stop = chunk(c, chunks, index.size)
-        deal_range(s, ev, t, rows, initial_rows, index, decks, carry, columns, starts, options, legal, start, stop)
+        start, stop = chunk(c, chunks, d.index.size)
+        deal_range(s, ev, t, views, initial_rows, d, options, legal, start, stop)
 
 
 def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
@@ -882,17 +849,15 @@ class CompiledGameBatch(GameBatch):
     def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> None:
         legal = np.zeros((len(self), 2), U) if self._legal is None else self._legal.copy()
         columns, starts = _dealt_columns(self.rules.players)
-        self.kernels["_deal_games"](
-            *self._arguments(),
-            *self._byte_rows(),
+        deal = DealArrays(
             np.ascontiguousarray(index, np.int64),
             np.ascontiguousarray(decks, np.int8),
             np.ascontiguousarray(np.broadcast_to(carry, index.shape), np.int64),
             columns.astype(np.int64),
             starts.astype(np.int64),
-            rule_options(self.rules),
-            legal,
-            self.chunks(),
+        )
+        self.kernels["_deal_games"](
+            *self._arguments(), *self._byte_rows(), deal, rule_options(self.rules), legal, self.chunks()
         )
         if self._legal is not None:
             self._legal = legal  # the dealt games' rows rewritten
