@@ -754,11 +754,12 @@ SERIAL, PARALLEL = _loops(parallel=False), _loops(parallel=True)
 """The batch loops, on one thread and on numba's threads (compiled when first called)."""
 
 
-def random_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
+def random_actions(legal_bits: np.ndarray, draws: np.ndarray, loops: dict[str, Any] = SERIAL) -> np.ndarray:
     """One legal action per game picked by ``draws`` (uniform in [0, 1)), as
-    :func:`~gostop_env.core.batch.random_legal_actions` picks them."""
+    :func:`~gostop_env.core.batch.random_legal_actions` picks them (with ``loops``: ``SERIAL``
+    or ``PARALLEL``)."""
     actions = np.empty(len(legal_bits), np.int64)
-    SERIAL["_random_actions"](np.ascontiguousarray(legal_bits), draws, actions)
+    loops["_random_actions"](np.ascontiguousarray(legal_bits), draws, actions)
     return actions
 
 
@@ -873,6 +874,7 @@ class ParallelGameBatch(CompiledGameBatch):
 
     backend = "numba-parallel"
     kernels = PARALLEL
+    pick_actions = staticmethod(functools.partial(random_actions, loops=PARALLEL))
 
     def chunks(self) -> int:
         return int(numba.get_num_threads())
