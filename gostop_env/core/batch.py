@@ -266,8 +266,16 @@ class GameBatch:
 
     @staticmethod
     def pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        """What :func:`random_legal_actions` picks with uniform ``draws`` in [0, 1), one per game."""
-        return _pick_actions(legal_bits, draws)
+        """What :func:`random_legal_actions` picks with uniform ``draws`` in [0, 1), one per
+        game: the legal action of rank ``int(draws[i] * count)``."""
+        low, high = legal_bits[:, 0], legal_bits[:, 1]
+        n_low = np.bitwise_count(low)
+        total = n_low + np.bitwise_count(high)
+        pick = (draws * total).astype(np.uint8)
+        in_high = pick >= n_low
+        word = np.where(in_high, high, low)
+        action = _select_bit(word, pick - n_low * in_high) + U64(64) * in_high
+        return np.where(total > 0, action.astype(np.int64), A.NO_ACTION)
 
     def _legal_changed(self) -> None:
         """Forget the legal words after a deal: they are found again when next read."""
@@ -535,24 +543,29 @@ class GameBatch:
         Actions must be integers (Python or NumPy; TypeError otherwise, never rounded) and
         legal, or ``NO_ACTION`` (:class:`IllegalActionError` names the first game at fault)."""
         actions = integer_actions(actions)
-        self._check_actions(actions)
-        self._new_events()
-        self._dispatch(actions)
-        self._run_stages()
-        self._legal = None
-        return self._events
-
-    def _check_actions(self, actions: np.ndarray) -> None:
         if actions.shape != (len(self),):
             raise ValueError(f"expected {len(self)} actions (one per game), got {actions.shape[0]}")
+        i = self._first_illegal(actions)
+        if i >= 0:
+            raise IllegalActionError(int(actions[i]), Phase(self.phase[i]), self.legal_actions(i), game=i)
+        self._new_events()
+        self._play(actions)
+        return self._events
+
+    def _first_illegal(self, actions: np.ndarray) -> int:
+        """The first game whose action is neither ``NO_ACTION`` nor legal (-1: none)."""
         in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
         safe = np.where(in_range, actions, 0)
         word = flat(self.legal_bits)[2 * np.arange(len(self)) + (safe >> 6)]
         legal = in_range & (((word >> (safe & 63).astype(U64)) & ONE) == ONE)
-        ok = (actions == A.NO_ACTION) | (legal & ~self.done)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise IllegalActionError(int(actions[i]), Phase(self.phase[i]), self.legal_actions(i), game=i)
+        bad = np.flatnonzero(~((actions == A.NO_ACTION) | (legal & ~self.done)))
+        return int(bad[0]) if bad.size else -1
+
+    def _play(self, actions: np.ndarray) -> None:
+        """Apply checked actions: each decision, then every game to its next decision."""
+        self._dispatch(actions)
+        self._run_stages()
+        self._legal = None
 
     def _dispatch(self, actions: np.ndarray) -> None:
         """Run each decision's handler on the games that took it."""
@@ -1002,10 +1015,7 @@ def available_backends() -> tuple[str, ...]:
 def default_backend() -> str:
     """``$GOSTOP_BACKEND`` when set, else the fastest backend installed (``"numba"`` when numba
     imports, else ``"numpy"``)."""
-    chosen = os.environ.get(BACKEND_VARIABLE)
-    if chosen:
-        return chosen
-    return "numba" if _numba_importable() else "numpy"
+    return os.environ.get(BACKEND_VARIABLE) or ("numba" if _numba_importable() else "numpy")
 
 
 def batch_class(backend: str | None = None) -> type[GameBatch]:
@@ -1020,12 +1030,12 @@ def batch_class(backend: str | None = None) -> type[GameBatch]:
     if name not in _REGISTERED:
         if not _numba_importable():
             raise ImportError(f'backend {name!r} needs numba: pip install "gostop[fast]" (or use backend="numpy")')
-        importlib.import_module(_BACKEND_MODULES[name])  # registers the backend; imports numba only now
+        importlib.import_module(COMPILED_MODULE)  # registers the compiled backends; imports numba only now
     return _REGISTERED[name]
 
 
-_BACKEND_MODULES = {"numba": "gostop_env.core.compiled", "numba-parallel": "gostop_env.core.compiled"}
-"""The module that defines each compiled backend and registers it when imported."""
+COMPILED_MODULE = "gostop_env.core.compiled"
+"""The module that defines the compiled backends and registers them when imported."""
 _REGISTERED: dict[str, type[GameBatch]] = {"numpy": GameBatch}
 
 
@@ -1047,18 +1057,6 @@ def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator, backe
     (``NO_ACTION`` where none is legal), without building the boolean mask. Every backend
     (``None``: :func:`default_backend`) picks the same actions from the same generator."""
     return batch_class(backend).pick_actions(legal_bits, rng.random(len(legal_bits)))
-
-
-def _pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """The legal action of rank ``int(draws[i] * count)`` of each game (NumPy)."""
-    low, high = legal_bits[:, 0], legal_bits[:, 1]
-    n_low = np.bitwise_count(low)
-    total = n_low + np.bitwise_count(high)
-    pick = (draws * total).astype(np.uint8)
-    in_high = pick >= n_low
-    word = np.where(in_high, high, low)
-    action = _select_bit(word, pick - n_low * in_high) + U64(64) * in_high
-    return np.where(total > 0, action.astype(np.int64), A.NO_ACTION)
 
 
 def _select_bit(word: np.ndarray, rank: np.ndarray) -> np.ndarray:

@@ -12,8 +12,8 @@ field, mask, event and payment by ``tests/test_differential.py``.
 Kernels compile on first use and are cached on disk (``cache=True``), so a later program
 loads them in well under a second. Importing this module needs numba (``pip install
 "gostop[fast]"``); :func:`gostop_env.core.batch.available_backends` says whether it is there.
-Constructing from positions and dealing the cards are shared with the NumPy core; what a deal
-decides (layout jokers, chongtong, the first turn) is compiled.
+Steps, deals, legal actions and the random action picker are compiled; constructing from
+positions, ``select``, ``concatenate`` and the masks are the NumPy core's.
 """
 
 from __future__ import annotations
@@ -21,20 +21,21 @@ from __future__ import annotations
 import functools
 import types
 from collections import namedtuple
-from collections.abc import Sequence
 from typing import Any
 
 import numba
 import numpy as np
 
 from . import actions as A
+from . import bitboard
 from . import cards as C
-from .actions import IllegalActionError, Phase, integer_actions
+from .actions import Phase
 from .batch import STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
-from .events import BatchEvents, Event
+from .bitboard import M1, M2, NIBBLE_LOW
+from .events import Event
 from .outcomes import Outcome, Result
 from .rules import Rules
-from .scoring import BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
+from .scoring import BIT32, BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
 
 KERNEL_FIELDS: tuple[str, ...] = tuple(name for name in STATE_FIELDS if not name.startswith("_"))
 Arrays = namedtuple("Arrays", KERNEL_FIELDS)  # type: ignore[misc]
@@ -47,9 +48,7 @@ MatchTables = namedtuple("MatchTables", ["pick", "place", "keep", "candidates", 
 
 # ---- rule options as one int64 array; its entries by name ---------------------------------
 (
-    R_PLAYERS,
     R_TARGET,
-    R_JOKERS,
     R_GO_ONCE_OVER_3,
     R_GO_BAK,
     R_BOMB_BONUS,
@@ -61,7 +60,7 @@ MatchTables = namedtuple("MatchTables", ["pick", "place", "keep", "candidates", 
     R_SWEEP_ON_LAST_TURN,
     R_LAST_CARD_EXCEPTIONS,
     R_STEAL_LOWEST,
-) = range(14)
+) = range(12)
 
 
 @functools.cache
@@ -69,9 +68,7 @@ def rule_options(rules: Rules) -> np.ndarray:
     """``rules`` as the int64 array the kernels read (entries ``R_*``)."""
     return np.array(
         [
-            rules.players,
             rules.target_score,
-            rules.jokers,
             rules.go_multiplier == "once_over_3",
             rules.go_bak,
             rules.bomb_bonus,
@@ -90,12 +87,10 @@ def rule_options(rules: Rules) -> np.ndarray:
 
 # ---- constants, typed for numba (uint64 mixed with int64 would become float64) -------------
 U = np.uint64
-U0, U1, U2, U3, U4, U15 = U(0), U(1), U(2), U(3), U(4), U(15)
-M1, M2, M4, H01 = U(0x5555555555555555), U(0x3333333333333333), U(0x0F0F0F0F0F0F0F0F), U(0x0101010101010101)
-NIBBLE_LOW = U(0x111111111111)
+U0, U1, U2, U4, U15 = U(0), U(1), U(2), U(4), U(15)
+M4, H01 = U(0x0F0F0F0F0F0F0F0F), U(0x0101010101010101)  # popcount's last masks (M1, M2: bitboard's)
 JOKER_BITS, BRIGHTS, ANIMALS, RIBBONS = U(C.JOKER_BITS), U(C.BRIGHTS), U(C.ANIMALS), U(C.RIBBONS)
 PLAIN_JUNK, VALUE2_JUNK, VALUE3_JUNK = U(C.PLAIN_JUNK), U(C.VALUE2_JUNK), U(C.VALUE3_JUNK)
-BIT32 = U(1 << C.SEPTEMBER_ANIMAL)
 RAIN_SHIFT = U(C.RAIN_BRIGHT)
 GODORI = U(C.bits(C.GODORI_BIRDS))
 RED_POEM, BLUE, PLAIN_RED = (U(C.bits(g)) for g in C.RIBBON_GROUPS.values())
@@ -140,31 +135,16 @@ def popcount(x: Any) -> int:
 
 
 @jit
-def lowest_bit(x: Any) -> Any:
-    return x & (~x + U1)
-
-
-@jit
 def highest_bit(x: Any) -> Any:
     while x & (x - U1):
         x &= x - U1
     return x
 
 
-@jit
-def nibble_counts(board: Any) -> Any:
-    x = board - ((board >> U1) & M1)
-    return (x & M2) + ((x >> U2) & M2)
-
-
-@jit
-def months_of_flags(flags: Any) -> Any:
-    """A 12-bit month mask (bit m) from nibble flags (bit 4m)."""
-    months = U0
-    for m in range(12):
-        if (flags >> U(4 * m)) & U1:
-            months |= U1 << U(m)
-    return months
+# bitboard's own helpers, compiled: their uint64 expressions work on scalars as on arrays
+lowest_bit, nibble_counts, months_of_flags = (
+    jit(f) for f in (bitboard.lowest_bit, bitboard.nibble_counts, bitboard.months_of_flags)
+)
 
 
 # ---- §7 scoring ----------------------------------------------------------------------------------
@@ -834,18 +814,13 @@ class CompiledGameBatch(GameBatch):
             self._legal = legal
         return self._legal
 
-    def step(self, actions: np.ndarray | Sequence[int]) -> BatchEvents:
-        actions = integer_actions(actions)
-        if actions.shape != (len(self),):
-            raise ValueError(f"expected {len(self)} actions (one per game), got {actions.shape[0]}")
-        bad = first_illegal(actions, self.legal_bits, self.phase)
-        if bad >= 0:
-            raise IllegalActionError(int(actions[bad]), Phase(self.phase[bad]), self.legal_actions(bad), game=bad)
-        self._new_events()
+    def _first_illegal(self, actions: np.ndarray) -> int:
+        return int(first_illegal(actions, self.legal_bits, self.phase))
+
+    def _play(self, actions: np.ndarray) -> None:
         legal = self.legal_bits.copy()  # rows of the games that moved are rewritten; a caller may hold the old
         self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), legal, self.chunks())
         self._legal = legal
-        return self._events
 
     def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> None:
         legal = np.zeros((len(self), 2), U) if self._legal is None else self._legal.copy()
