@@ -36,6 +36,7 @@ BACKENDS = available_backends()[:2]
 """The batch backends every scenario runs on: the NumPy core, and the compiled one (one
 thread; the threaded loops are held equal in ``test_backends.py``) where numba is
 installed, as it is in CI (``.ci/run`` installs the ``fast`` extra)."""
+needs_numba = pytest.mark.skipif(len(BACKENDS) < 2, reason='needs numba: pip install "gostop[fast]" (CI installs it)')
 
 
 class Both:

@@ -12,15 +12,13 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import BACKENDS
+from conftest import BACKENDS, needs_numba
 from test_differential import play_lockstep, same_arrays
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core.batch import BACKEND_VARIABLE, available_backends, default_backend
 from gostop_env.core.batch import BACKENDS as ALL_BACKENDS
 from gostop_env.core.deck import shuffled_decks
-
-needs_numba = pytest.mark.skipif(len(BACKENDS) < 2, reason='needs numba: pip install "gostop[fast]" (CI installs it)')
 
 
 def test_unknown_backend_is_refused_by_name():
