@@ -74,8 +74,7 @@ def figures_of(
 def _figures(a: int, name: str, r: dict, seats: np.ndarray, rating: tuple[float, float, float]) -> AgentFigures:
     game, seat = np.nonzero(seats == a)
     chips = r["payments"][game, seat].astype(np.float64)
-    deals, inverse = np.unique(r["deal"][game], return_inverse=True)
-    per_deal = np.bincount(inverse, weights=chips) / np.bincount(inverse)
+    per_deal = _per_deal_chips(a, r, seats)[1]
     half = Z95 * per_deal.std(ddof=1) / np.sqrt(len(per_deal)) if len(per_deal) > 1 else float("inf")
     won = r["winner"][game] == seat
     stopped = won & (r["result"][game] == Result.STOP)
@@ -100,6 +99,43 @@ def _figures(a: int, name: str, r: dict, seats: np.ndarray, rating: tuple[float,
         mu=rating[1],
         sigma=rating[2],
     )
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Agent ``first``'s chips per hand less agent ``second``'s, on the same deals: each
+    deal's seatings averaged per agent, the difference taken deal by deal, then its mean
+    and 95% interval over deals (the duplicate deals pair the two agents' hands)."""
+
+    first: str
+    second: str
+    chips: float
+    chips_ci: tuple[float, float]
+
+
+def paired_differences(results: TournamentResults) -> list[PairedDifference]:
+    """Every pair of agents, each pair once (``first`` listed before ``second``)."""
+    config, r = results.config, results.records()
+    seats = np.array(config.lineups())[r["lineup"]]
+    per_deal = [_per_deal_chips(a, r, seats) for a in range(len(config.agents))]
+    pairs = []
+    for a, first in enumerate(config.agents):
+        for b in range(a + 1, len(config.agents)):
+            both = np.intersect1d(per_deal[a][0], per_deal[b][0])
+            gap = per_deal[a][1][np.searchsorted(per_deal[a][0], both)]
+            gap = gap - per_deal[b][1][np.searchsorted(per_deal[b][0], both)]
+            half = Z95 * gap.std(ddof=1) / np.sqrt(len(gap)) if len(gap) > 1 else float("inf")
+            mean = float(gap.mean()) if len(gap) else float("nan")
+            pairs.append(PairedDifference(first, config.agents[b], mean, (mean - half, mean + half)))
+    return pairs
+
+
+def _per_deal_chips(a: int, r: dict, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the deals agent ``a`` played, sorted; its mean chips per hand on each)."""
+    game, seat = np.nonzero(seats == a)
+    deals, inverse = np.unique(r["deal"][game], return_inverse=True)
+    chips = r["payments"][game, seat].astype(np.float64)
+    return deals, np.bincount(inverse, weights=chips) / np.bincount(inverse)
 
 
 def head_to_head(results: TournamentResults) -> np.ndarray:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .decisions import save_table
-from .metrics import AgentFigures, agent_figures, head_to_head
+from .metrics import AgentFigures, agent_figures, head_to_head, paired_differences
 from .tournament import TournamentResults
 
 COLUMNS = (
@@ -70,6 +71,13 @@ def leaderboard_markdown(results: TournamentResults, columns: tuple[str, ...] = 
     )
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
+    if len(config.agents) > 2:  # with two agents this is the leaderboard's own chips column
+        lines += ["", "Paired differences (same deals): chips per hand of the first agent less the second's", ""]
+        lines += ["| agents | chips/hand | 95% CI |", "|---|---|---|"]
+        lines += [
+            f"| {d.first} − {d.second} | {d.chips:+.3f} | {d.chips_ci[0]:+.3f} .. {d.chips_ci[1]:+.3f} |"
+            for d in paired_differences(results)
+        ]
     return head + "\n".join(lines)
 
 
@@ -96,6 +104,7 @@ def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
                     a: {b: (None if np.isnan(v) else float(v)) for b, v in zip(agents, row)}
                     for a, row in zip(agents, table)
                 },
+                "paired_differences": [asdict(d) for d in paired_differences(results)],
             },
             indent=1,
         )

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from gostop.agents.metrics import agent_figures, head_to_head, wilson
+from gostop.agents.metrics import agent_figures, head_to_head, paired_differences, wilson
 from gostop.agents.report import leaderboard_markdown, write_outputs
 from gostop.agents.tournament import TournamentConfig, run_tournament
 from gostop.train.cli import main
@@ -73,6 +73,24 @@ def test_outputs_and_replays(tmp_path):
         replay = Replay.load(path)
         list(replay.play())  # checks the payments
     assert "| greedy |" in leaderboard_markdown(results)
+    assert "| greedy − random |" in leaderboard_markdown(results)
+    assert [(d["first"], d["second"]) for d in data["paired_differences"]] == [
+        ("greedy", "simple"),
+        ("greedy", "random"),
+        ("simple", "random"),
+    ]
+
+
+def test_paired_differences_take_the_same_deals_of_both_agents():
+    """In three-player games each deal seats every agent: the difference is taken deal by
+    deal, so it equals the difference of the agents' mean chips, with a paired interval."""
+    results = run_tournament(TournamentConfig(("greedy", "simple", "random"), players=3, deals=300, chunk=100))
+    chips = {f.agent: f.chips for f in agent_figures(results)}
+    differences = {(d.first, d.second): d for d in paired_differences(results)}
+    for (first, second), d in differences.items():
+        assert d.chips == pytest.approx(chips[first] - chips[second])
+        assert d.chips_ci[0] < d.chips < d.chips_ci[1]
+    assert differences[("greedy", "random")].chips_ci[0] > 0
 
 
 def test_wilson_interval():
