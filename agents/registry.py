@@ -11,7 +11,12 @@ chips above stopping (a :class:`gostop.agents.search.SearchAgent` searching go/s
 
 ``search`` is :class:`gostop.agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
 ``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (time budget per decision),
-``rollout=greedy|simple|random`` (default policy of the rollouts, greedy by default).
+``rollout=<agent>`` (the policy of the rollouts, ``greedy:stop=threshold:stock=2:margin=3``
+by default; it comes last and takes the rest of the name: ``search:n=64:rollout=simple``).
+``z=2`` plays the rollout policy's own move unless another beats it by a paired
+difference of that many standard errors (``z=none``: the best mean, noise and all);
+``rounds=8`` runs that many rounds of ``n`` samples; ``halving=1`` drops the worse half
+of the actions after each round. Without options: ``n=64:rounds=8:halving=1:z=2``.
 
 ``model:NAME_OR_PATH`` is a trained network (:mod:`gostop.agents.learned`): a model folder, or
 the name of a model shipped with the package (``model:ppo``).
@@ -71,6 +76,9 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
             at="gostop",
             go_margin=rule_params.get("margin", 0),
             rules=rules,
+            confidence=None,
+            halving=False,
+            rounds=1,
         )
     if "n" in rule_params:
         raise ValueError("option 'n' belongs to the ev go/stop rule (stop=ev)")
@@ -95,20 +103,43 @@ def load_model(
 
 def _search(options: list[str], rules: Rules | None) -> SearchAgent:
     settings = {}
+    for at, option in enumerate(options):
+        if option.startswith("rollout="):  # the rollout agent's name takes the rest, options and all
+            options, settings["rollout"] = options[:at], ":".join(options[at:]).removeprefix("rollout=")
+            break
     for option in options:
         key, equals, value = option.partition("=")
-        if not equals or key not in ("n", "at", "seconds", "rollout"):
-            raise ValueError(f"search option {option!r}: use n=<samples>, at=all|gostop, seconds=<s>, rollout=<agent>")
+        if not equals or key not in SEARCH_OPTIONS:
+            raise ValueError(
+                f"search option {option!r}: use n=<samples>, rounds=<r>, z=<confidence>|none, halving=0|1, "
+                "at=all|gostop, seconds=<s>, rollout=<agent>"
+            )
         settings[key] = value
-    rollout = make_agent(settings.get("rollout", "greedy"), rules)
-    seconds = float(settings["seconds"]) if "seconds" in settings else None
+    rollout = make_agent(settings.get("rollout", DEFAULT_ROLLOUT), rules)
+    z = settings.get("z", str(DEFAULT_SEARCH.confidence))
     return SearchAgent(
-        samples=_integer("n", settings.get("n", "16")),
+        samples=_integer("n", settings.get("n", str(DEFAULT_SEARCH.samples))),
         rollout=rollout,
         at=settings.get("at", "all"),
-        seconds=seconds,
+        seconds=_number("seconds", settings["seconds"]) if "seconds" in settings else None,
         rules=rules,
+        confidence=None if z == "none" else _number("z", z),
+        halving=_integer("halving", settings.get("halving", str(int(DEFAULT_SEARCH.halving)))) != 0,
+        rounds=_integer("rounds", settings.get("rounds", str(DEFAULT_SEARCH.rounds))),
     )
+
+
+SEARCH_OPTIONS = ("n", "rounds", "z", "halving", "at", "seconds", "rollout")
+DEFAULT_ROLLOUT = "greedy:stop=threshold:stock=2:margin=3"  # SearchAgent's own default (DEFAULT_ROLLOUT_RULE)
+DEFAULT_SEARCH = SearchAgent()
+"""``search`` without options: SearchAgent's defaults, which its options start from."""
+
+
+def _number(key: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"option {key!r} needs a number, got {value!r}") from None
 
 
 def _integer(key: str, value: str) -> int:

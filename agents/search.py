@@ -1,18 +1,38 @@
 """Determinized Monte-Carlo search on the batched core.
 
 At a decision, :class:`SearchAgent` samples ``samples`` full states consistent with its
-view (:func:`gostop_env.determinize.determinize`), plays each legal action in each sample
-and rolls the hand out to its end with a default policy for every seat, all in one batch;
-it picks the action with the best mean chips for itself. With ``at="gostop"`` it searches
-only go/stop decisions and plays the others with the default policy: that is the
-expected-value go/stop rule for any card-play policy, and ``go_margin`` makes it go only
-when going beats stopping by that many chips. ``seconds`` adds sample rounds until that
-time is spent (at least one round).
+view (:func:`gostop_env.determinize.determinize`), plays each candidate action in each
+sample and rolls the hand out to its end with a default policy (``rollout``; greedy with
+a go/stop threshold rule by default, ``DEFAULT_ROLLOUT_RULE``) at every seat, all in one
+batch. Every candidate of a decision is played on the same samples, and a
+deterministic rollout policy (``greedy``, the default) then plays them out the same way, so
+the values of two actions are paired (common random numbers): their difference carries far
+less noise than either value.
+
+How it chooses:
+
+- ``confidence=z`` (2 by default): the ``prior`` policy's move (by default the rollout
+  policy's) unless another candidate beats it by a paired mean difference at least ``z``
+  standard errors above zero. A hand's chips vary by tens while actions differ by one or
+  two, so an argmax over means mostly picks noise; the prior is kept until the evidence
+  says otherwise.
+- ``confidence=None``: the action with the best mean chips, whatever the noise.
+- ``halving=True`` (the default): after each round of samples the worse half of the
+  candidates is dropped (sequential halving; the prior is always kept), so later rounds
+  spend their rollouts on the actions still in contention.
+- ``rounds`` rounds (8 by default) of ``samples`` samples (64) at least, then more until
+  ``seconds`` (if given) is spent.
+
+With ``at="gostop"`` it searches only go/stop decisions and plays the others with the
+prior: with ``confidence=None, halving=False, rounds=1`` that is the expected-value go/stop
+rule for any card-play policy (``greedy:stop=ev``), and ``go_margin`` makes it go only
+when going beats stopping by that many chips.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,7 +41,44 @@ from gostop_env.core import actions as A
 from gostop_env.determinize import determinize
 from gostop_env.policy import STATE, GameView, Policy, check_actions, observe
 
+from .go_stop import Threshold
 from .greedy import Greedy
+from .match import play_out
+
+DEFAULT_ROLLOUT_RULE = {"min_stock": 2, "opponent_margin": 3}
+"""The go/stop rule of the default rollout policy, greedy with a threshold rule: go while two
+or more cards are left in the stock and no opponent is within 3 points of the target
+(``greedy:stop=threshold:stock=2:margin=3``). Rollouts in which players go value card play
+far better than always-stop ones (+5.8 against +2.9 chips/hand, see the README)."""
+MIN_VARIANCE = 1.0
+"""Floor of a paired difference's variance, in chips squared (see ``ActionStats.z_scores``)."""
+
+
+@dataclass
+class ActionStats:
+    """Per game and action: rollouts, summed chips, and the summed difference (and squared
+    difference) from the prior action's chips on the same samples."""
+
+    count: np.ndarray
+    chips: np.ndarray
+    gain: np.ndarray
+    gain_squares: np.ndarray
+
+    @classmethod
+    def empty(cls, games: int) -> ActionStats:
+        return cls(*(np.zeros((games, A.NUM_ACTIONS)) for _ in range(4)))
+
+    def means(self) -> np.ndarray:
+        return self.chips / np.maximum(self.count, 1)
+
+    def z_scores(self, charges: np.ndarray) -> np.ndarray:
+        """Paired z of each action's mean gain over the prior less ``charges``: the mean over
+        its standard error, the variance floored at one chip squared (chips are whole, so a
+        few samples that happen to agree do not make an infinite z)."""
+        n = np.maximum(self.count, 1)
+        mean = self.gain / n - charges
+        variance = (self.gain_squares - n * (self.gain / n) ** 2) / np.maximum(n - 1, 1)
+        return mean / np.sqrt(np.maximum(variance, MIN_VARIANCE) / n)
 
 
 class SearchAgent:
@@ -32,66 +89,128 @@ class SearchAgent:
 
     def __init__(
         self,
-        samples: int = 16,
+        samples: int = 64,
         rollout: Policy | None = None,
         at: str = "all",
         seconds: float | None = None,
         go_margin: float = 0.0,
         rules: Rules | None = None,
+        confidence: float | None = 2.0,
+        halving: bool = True,
+        rounds: int = 8,
+        prior: Policy | None = None,
     ):
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
+        if rounds < 1:
+            raise ValueError(f"rounds must be >= 1, got {rounds}")
         if at not in ("all", "gostop"):
             raise ValueError(f"at must be 'all' or 'gostop', got {at!r}")
+        if confidence is not None and not confidence >= 0:
+            raise ValueError(f"confidence must be a z-score >= 0, got {confidence}")
+        if seconds is not None and not seconds > 0:
+            raise ValueError(f"seconds must be > 0, got {seconds}")
         self.samples, self.at, self.seconds, self.go_margin = samples, at, seconds, float(go_margin)
-        self.rollout = rollout or Greedy(rules=rules)
+        self.confidence, self.halving, self.rounds = confidence, halving, rounds
+        self.rollout = rollout or Greedy(go_stop=Threshold(**DEFAULT_ROLLOUT_RULE), rules=rules)
+        self.prior = prior or self.rollout
 
     def __call__(self, view: GameView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         masks = np.asarray(masks, bool)
         searched = np.ones(len(view), bool) if self.at == "all" else view.batch.phase == Phase.GO_STOP
         searched &= masks.sum(axis=1) > 1
+        plain = np.flatnonzero(~searched) if self.confidence is None else np.arange(len(view))
         actions = np.full(len(view), -1, np.int64)
-        plain = np.flatnonzero(~searched)
-        if plain.size:
-            seen = observe(self.rollout, view.batch, plain, view.viewers[plain])
-            actions[plain] = self.rollout(seen, masks[plain], rng)
+        if plain.size:  # the prior's own moves: unsearched decisions, and what search must beat
+            seen = observe(self.prior, view.batch, plain, view.viewers[plain])
+            actions[plain] = check_actions(self.prior(seen, masks[plain], rng), masks[plain], "the prior")
         rows = np.flatnonzero(searched)
         if rows.size:
-            actions[rows] = self._search(view.batch.select(rows), view.viewers[rows], masks[rows], rng)
+            priors = actions[rows] if self.confidence is not None else None
+            actions[rows] = self._search(view.batch.select(rows), view.viewers[rows], masks[rows], priors, rng)
         return actions
 
-    def _search(self, batch: GameBatch, viewers: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        totals, rounds = np.zeros(masks.shape), 0
+    def _search(
+        self,
+        batch: GameBatch,
+        viewers: np.ndarray,
+        masks: np.ndarray,
+        priors: np.ndarray | None,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        stats, candidates = ActionStats.empty(len(batch)), masks.copy()
+        anchors = priors if priors is not None else masks.argmax(axis=1)  # the differences' reference
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
-        while rounds == 0 or (deadline is not None and time.perf_counter() < deadline):
-            totals += self._round(batch, viewers, masks, rng)
+        rounds = 0
+        while rounds < self.rounds or (deadline is not None and time.perf_counter() < deadline):
+            self._round(batch, viewers, candidates, anchors, stats, rng)
             rounds += 1
-        means = totals / (rounds * self.samples)
-        means[:, A.GO] -= self.go_margin
-        return np.where(masks, means, -np.inf).argmax(axis=1)
+            if self.halving:
+                candidates = _better_half(candidates, self._values(stats), anchors)
+        values = np.where(candidates, self._values(stats), -np.inf)
+        best = values.argmax(axis=1)
+        if priors is None:
+            return best
+        margins = np.zeros(masks.shape)
+        margins[:, A.GO] = self.go_margin
+        rows = np.arange(len(batch))
+        z = stats.z_scores(margins - margins[rows, priors][:, None])[rows, best]
+        return np.where(z >= self.confidence, best, priors)
 
-    def _round(self, batch: GameBatch, viewers: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Summed chips over ``samples`` rollouts of every (game, legal action)."""
-        n, k = len(batch), self.samples
-        samples = determinize(batch, viewers, k, rng)
-        game, action = np.nonzero(masks)  # one row per (game, legal action)
-        sample_index = (game[:, None] * k + np.arange(k)).reshape(-1)
-        trials = samples.select(sample_index)
-        trials.step(np.repeat(action, k))
-        _roll_out(trials, self.rollout, rng)
-        chips = trials.payments[np.arange(len(trials)), np.repeat(viewers[game], k)]
-        totals = np.zeros((n, A.NUM_ACTIONS))
-        totals[game, action] = chips.reshape(-1, k).sum(axis=1)
-        return totals
+    def _values(self, stats: ActionStats) -> np.ndarray:
+        """Mean chips per action, going charged ``go_margin``."""
+        values = stats.means()
+        values[:, A.GO] -= self.go_margin
+        return values
+
+    def _round(
+        self,
+        batch: GameBatch,
+        viewers: np.ndarray,
+        candidates: np.ndarray,
+        anchors: np.ndarray,
+        stats: ActionStats,
+        rng: np.random.Generator,
+    ) -> None:
+        """``samples`` more rollouts of every (game, candidate action), on shared samples."""
+        game, action = np.nonzero(candidates)  # one row per (game, candidate)
+        chips = rollout_chips(batch, viewers, game, action, self.samples, self.rollout, rng)
+        anchor_chips = np.zeros((len(batch), self.samples))
+        anchor_chips[game[action == anchors[game]]] = chips[action == anchors[game]]
+        gain = chips - anchor_chips[game]
+        stats.count[game, action] += self.samples
+        stats.chips[game, action] += chips.sum(axis=1)
+        stats.gain[game, action] += gain.sum(axis=1)
+        stats.gain_squares[game, action] += (gain**2).sum(axis=1)
 
 
-def _roll_out(batch: GameBatch, policy: Policy, rng: np.random.Generator) -> None:
-    """Play every game of ``batch`` to its end with ``policy`` at every seat."""
-    while not batch.done.all():
-        live = np.flatnonzero(~batch.done)
-        seats = batch.seat[live].astype(np.int64)
-        masks = batch.legal_action_mask()[live]
-        seen = observe(policy, batch, live, seats)
-        actions = np.full(len(batch), -1, np.int64)
-        actions[live] = check_actions(policy(seen, masks, rng), masks, "rollout policy")
-        batch.step(actions)
+def rollout_chips(
+    batch: GameBatch,
+    viewers: np.ndarray,
+    game: np.ndarray,
+    action: np.ndarray,
+    samples: int,
+    rollout: Policy,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``(pairs, samples)`` chips for ``viewers[game]`` of playing ``action`` in ``game`` and
+    rolling out with ``rollout`` at every seat: each game is determinized ``samples`` times
+    once, and every pair of that game is played on the same samples (common random numbers)."""
+    states = determinize(batch, viewers, samples, rng)
+    trials = states.select((game[:, None] * samples + np.arange(samples)).reshape(-1))
+    trials.step(np.repeat(action, samples))
+    play_out(trials, [rollout] * batch.rules.players, rng)
+    chips = trials.payments[np.arange(len(trials)), np.repeat(viewers[game], samples)]
+    return chips.reshape(-1, samples).astype(np.float64)
+
+
+def _better_half(candidates: np.ndarray, values: np.ndarray, anchors: np.ndarray) -> np.ndarray:
+    """Each game's better half of its candidates by value (at least two), and its anchor."""
+    counts = candidates.sum(axis=1)
+    keep = np.maximum((counts + 1) // 2, 2)
+    order = np.argsort(-np.where(candidates, values, -np.inf), axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(A.NUM_ACTIONS)[None, :].repeat(len(order), 0), axis=1)
+    kept = candidates & (ranks < keep[:, None])
+    kept[np.arange(len(anchors)), anchors] |= candidates[np.arange(len(anchors)), anchors]
+    return kept

@@ -8,8 +8,11 @@ the table gives the median. The backend is chosen as a program would choose it,
 ``determinize``, ``collect``) runs on it.
 
 - greedy hands: ``play_hands`` with ``greedy`` in both seats, 1,024 deals at once;
-- search decisions: ``search`` (16 determinizations per legal action, greedy rollouts) at
-  seat 0 against ``greedy``, 32 deals at once; decisions made by the search seat;
+- search decisions: ``search:n=16:rounds=1:halving=0:z=none`` (16 determinizations per
+  legal action, greedy rollouts: the ``search`` of before paired search) at seat 0 against
+  ``greedy``, 32 deals at once; decisions made by the search seat;
+- default search decisions: the same with ``search`` as it comes (8 rounds of 64 samples,
+  halving, ``z=2``), 2 deals at once (its rollouts are many: on NumPy they take minutes);
 - go/stop samples: ``go_stop_values`` with 32 samples at 64 go/stop decisions (each sample
   a go rollout and a stop rollout), ``greedy`` in both seats;
 - cloning records: ``train.bc.collect`` with the ``greedy`` teacher, 512 hands.
@@ -37,7 +40,7 @@ from gostop_env.core.batch import BACKEND_VARIABLE
 from gostop_env.core.deck import shuffled_decks
 
 RULES = Rules()
-SIZES = {"greedy": 1024, "search": 32, "decisions": 64, "cloning": 512}
+SIZES = {"greedy": 1024, "search": 32, "default search": 2, "decisions": 64, "cloning": 512}
 """Deals (or decisions, or hands) per workload; ``--quick`` divides them by 16."""
 
 
@@ -49,14 +52,14 @@ def greedy_hands() -> float:
     return len(decks) / (time.perf_counter() - start)
 
 
-def search_decisions() -> float:
-    decks = shuffled_decks(RULES, np.random.default_rng(3), SIZES["search"])
+def search_decisions(name: str = "search:n=16:rounds=1:halving=0:z=none", size: str = "search") -> float:
+    decks = shuffled_decks(RULES, np.random.default_rng(3), SIZES[size])
     made = [0]
 
     def count(batch: GameBatch, actions: np.ndarray) -> None:
         made[0] += int(np.count_nonzero((actions >= 0) & (batch.seat == 0)))
 
-    seats = [make_agent("search", RULES), make_agent("greedy", RULES)]
+    seats = [make_agent(name, RULES), make_agent("greedy", RULES)]
     start = time.perf_counter()
     play_hands(RULES, seats, decks, np.random.default_rng(4), before_step=count)
     return made[0] / (time.perf_counter() - start)
@@ -82,6 +85,7 @@ def cloning_records() -> float:
 WORKLOADS: dict[str, Callable[[], float]] = {
     "greedy hands/s": greedy_hands,
     "search decisions/s": search_decisions,
+    "default search decisions/s": lambda: search_decisions("search", "default search"),
     "go/stop samples/s": go_stop_samples,
     "cloning records/s": cloning_records,
 }

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import hide_differently, position
+from conftest import BACKENDS, hide_differently, position
 
 from gostop.agents import AlwaysStop, Greedy, SimpleGreedy, Threshold, compare, make_agent, play_hands
+from gostop.agents.search import SearchAgent, rollout_chips
 from gostop.agents.view import View
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core import actions as A
@@ -140,13 +141,24 @@ def test_search_takes_the_obvious_capture_and_stops_when_stopping_wins():
     assert decide_state(agent, late) == A.STOP
 
 
+def test_search_goes_where_going_cannot_lose_and_greedy_stops():
+    """Seat 0 may go with one junk left to pair on the layout: nobody else holds or can flip
+    its month (the other two cards are in seat 0's pile), and the opponent's last card and
+    the last flip can take nothing. Going gains that pair and a go; greedy always stops."""
+    sure_go = position(RULES, {0: [2], 1: [20]}, layout=[3], stock=[24], rest_to=0, go_stop=True)
+    assert decide(make_agent("greedy"), sure_go) == A.STOP
+    assert decide_state(make_agent("search:n=8:z=2"), sure_go) == A.GO
+
+
 def decide_state(agent, pos, rules=RULES) -> int:
     batch = GameBatch.from_positions(rules, [pos])
     view = GameView(batch, batch.seat.astype(np.int64))
     return int(agent(view, batch.legal_action_mask(), np.random.default_rng(0))[0])
 
 
-@pytest.mark.parametrize("name", ["search:n=4", "search:n=4:at=gostop:rollout=random"])
+@pytest.mark.parametrize(
+    "name", ["search:n=4", "search:n=4:at=gostop:rollout=random", "search:n=4:rounds=3:halving=1:z=1"]
+)
 def test_search_never_reads_hidden_cards(name):
     agent = make_agent(name)
     batch = GameBatch.from_seed(Rules(players=3), 8, 24)
@@ -171,8 +183,48 @@ def test_search_options():
     agent = make_agent("search:n=5:at=gostop:seconds=0.01:rollout=simple")
     assert agent.samples == 5 and agent.at == "gostop" and agent.seconds == 0.01
     assert isinstance(agent.rollout, SimpleGreedy)
+    agent = make_agent("search:n=7:rounds=3:halving=1:z=1.5")
+    assert (agent.samples, agent.rounds, agent.halving, agent.confidence) == (7, 3, True, 1.5)
+    default, plain = make_agent("search"), SearchAgent()
+    assert (default.samples, default.rounds, default.halving, default.confidence) == (64, 8, True, 2.0)
+    assert default.rollout.go_stop == plain.rollout.go_stop == Threshold(min_stock=2, opponent_margin=3)
+    assert make_agent("search:z=none").confidence is None
+    rollout = make_agent("search:n=3:rollout=greedy:stop=threshold:gos=1").rollout
+    assert rollout.go_stop == Threshold(max_gos=1)
     with pytest.raises(ValueError, match="search option"):
         make_agent("search:depth=3")
+    for bad, message in (("z=-1", "confidence"), ("rounds=0", "rounds"), ("z=high", "needs a number")):
+        with pytest.raises(ValueError, match=message):
+            make_agent(f"search:{bad}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rollout_values_are_paired_across_actions(backend):
+    """Common random numbers: every action of a game is played on the same samples, so the
+    same action listed twice gets identical chips, sample by sample."""
+    batch = GameBatch.from_seed(RULES, 4, 3, backend=backend)
+    game, action = np.array([0, 0, 0, 1, 1]), np.array([10, 10, 18, 2, 2])
+    assert batch.legal_action_mask()[game, action].all()
+    chips = rollout_chips(batch, batch.seat.astype(np.int64), game, action, 64, Greedy(), np.random.default_rng(1))
+    assert (chips[0] == chips[1]).all() and (chips[3] == chips[4]).all()
+    assert (chips[0] != chips[2]).any()  # a different action is valued on those samples, not copied
+
+
+def test_search_keeps_its_prior_until_the_evidence_is_strong():
+    """With an unreachable confidence the search plays exactly its rollout policy's moves."""
+    cautious = make_agent("search:n=8:z=1e9:rollout=greedy:stop=threshold:gos=1")
+    greedy = make_agent("greedy:stop=threshold:gos=1")
+    batch = GameBatch.from_seed(RULES, 5, 64)
+    rng = np.random.default_rng(0)
+    while not batch.done.all():
+        live = np.flatnonzero(~batch.done)
+        masks = batch.legal_action_mask()[live]
+        seats = batch.seat[live].astype(np.int64)
+        chosen = cautious(GameView(batch.select(live), seats), masks, rng)
+        assert (chosen == greedy(encode(batch.select(live), seats), masks, rng)).all()
+        actions = np.full(len(batch), -1)
+        actions[live] = chosen
+        batch.step(actions)
 
 
 def test_expected_value_go_stop_rule_with_any_card_player():

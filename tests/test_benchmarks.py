@@ -35,7 +35,13 @@ def test_agents_throughput_prints_every_workload_per_backend():
     backends = available_backends()[:2]
     out = run_script("agents_throughput.py", "--quick", "--repeats", "1", "--backends", ",".join(backends))
     rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in out.splitlines() if "/s |" in line}
-    assert set(rows) == {"greedy hands/s", "search decisions/s", "go/stop samples/s", "cloning records/s"}
+    assert set(rows) == {
+        "greedy hands/s",
+        "search decisions/s",
+        "default search decisions/s",
+        "go/stop samples/s",
+        "cloning records/s",
+    }
     assert all(len(cells) == len(backends) and float(c.replace(",", "")) > 0 for cells in rows.values() for c in cells)
 
 
@@ -43,3 +49,10 @@ def test_core_profile_lists_the_step_and_its_stages():
     out = run_script("core_profile.py", "--batch", "32", "--steps", "30")
     names = {line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")}
     assert {"step", "_run_stages", "_end_turn", "_flip", "random_legal_actions"} <= names
+
+
+def test_search_latency_prints_a_row_per_agent():
+    out = run_script("search_latency.py", "--hands", "1", "search:n=2:rounds=1", "greedy")
+    rows = [line.split("|") for line in out.splitlines() if line.startswith("| `")]
+    assert [row[1].strip() for row in rows] == ["`search:n=2:rounds=1`", "`greedy`"]
+    assert all(int(row[2]) > 0 and float(row[4]) >= float(row[3]) > 0 for row in rows)
