@@ -19,7 +19,11 @@ from types import ModuleType
 
 def _register_gymnasium(gymnasium: ModuleType) -> None:
     if "GoStop-v0" not in gymnasium.registry:
-        gymnasium.register(id="GoStop-v0", entry_point="gostop_env.gym_env:GoStopEnv")
+        gymnasium.register(
+            id="GoStop-v0",
+            entry_point="gostop_env.gym_env:GoStopEnv",
+            vector_entry_point="gostop_env.gym_vector:GoStopVectorEnv",
+        )
 
 
 def _register_pettingzoo(pettingzoo: ModuleType) -> None:

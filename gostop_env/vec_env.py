@@ -1,15 +1,10 @@
 """A batched stable-baselines3 ``VecEnv`` over the core: B hands stepped together.
 
-Each of the ``num_envs`` games has one learning seat (fixed, or drawn each hand with
-``learner_seat="random"``); the other seats are played inside ``step_wait`` by opponent
-policies (:mod:`gostop_env.policy`), in batch; an :class:`OpponentPool` draws each
-opponent seat's policy anew for every hand (league self-play). With
-``learner_decides="go_stop"`` the learner is asked only at its go/stop decisions and
-``learner_autoplay`` plays its other decisions (training a go/stop policy on top of a fixed
-card player); hands where it never decides are dealt again. Finished hands are dealt again at once
-(SB3's auto-reset: the last observation is in ``info["terminal_observation"]``). Every
-game draws its decks from its own generator, seeded by :meth:`seed` (game i gets
-``seed + i``), so a game's hands do not depend on the others. ``env_method("action_masks")``
+:class:`GoStopVecEnv` is :class:`gostop_env.learner_games.LearnerGames` (one learning seat
+per game, the other seats played by opponent policies in batch, an :class:`OpponentPool`
+for league self-play, every game seeded on its own: see that module) behind SB3's
+``VecEnv`` interface. Finished hands are dealt again at once (SB3's auto-reset: the last
+observation is in ``info["terminal_observation"]``); ``env_method("action_masks")``
 returns the legal-action masks MaskablePPO needs. This is the fast path for training.
 
 Requires stable-baselines3 (``pip install "gostop[rl]"``).
@@ -17,144 +12,33 @@ Requires stable-baselines3 (``pip install "gostop[rl]"``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
-from .core import NUM_ACTIONS, GameBatch, Phase, Rules
-from .core.actions import integer_actions
-from .core.deck import check_seed, shuffled_decks
-from .encodings import OBSERVATION_HIGH, encode, encoding_shape
-from .policy import Policy, check_actions, observe, opponent_policies
+from .learner_games import REWARDS, LearnerGames, OpponentPool
 
-REWARDS = ("chips", "win")
+__all__ = ["REWARDS", "GoStopVecEnv", "OpponentPool"]
 
 
-class OpponentPool:
-    """Policies to draw opponents from, one per opponent seat per hand, by ``weights``.
+class GoStopVecEnv(LearnerGames, VecEnv):
+    """``num_envs`` Go-Stop hands, each with one learner seat, as one SB3 vector env (its
+    arguments: :class:`~gostop_env.learner_games.LearnerGames`)."""
 
-    The pool may change during training (:meth:`add`, :meth:`set_weights`); new hands use it.
-    """
-
-    def __init__(self, policies: Sequence[Policy], weights: Sequence[float] | None = None):
-        self.policies: list[Policy] = []
-        self.weights = np.zeros(0)
-        for policy, weight in zip(policies, weights if weights is not None else [1.0] * len(policies)):
-            self.add(policy, weight)
-        if not self.policies:
-            raise ValueError("an opponent pool needs at least one policy")
-
-    def add(self, policy: Policy, weight: float = 1.0) -> int:
-        """Add a policy with a sampling weight; return its index."""
-        if not callable(policy) or not hasattr(policy, "encoding"):
-            raise TypeError(f"{policy!r} is not a policy (a callable with an 'encoding' attribute)")
-        if weight < 0:
-            raise ValueError(f"weights must be >= 0, got {weight}")
-        self.policies.append(policy)
-        self.weights = np.append(self.weights, float(weight))
-        return len(self.policies) - 1
-
-    def set_weights(self, weights: Sequence[float]) -> None:
-        values = np.asarray(weights, float)
-        if values.shape != (len(self.policies),) or (values < 0).any() or values.sum() <= 0:
-            raise ValueError(f"need {len(self.policies)} non-negative weights with a positive sum, got {values}")
-        self.weights = values
-
-    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        """``size`` pool indices drawn by weight."""
-        return rng.choice(len(self.policies), size=size, p=self.weights / self.weights.sum())
-
-
-class GoStopVecEnv(VecEnv):
-    """``num_envs`` Go-Stop hands, each with one learner seat, as one SB3 vector env."""
-
-    def __init__(
-        self,
-        num_envs: int,
-        players: int = 2,
-        preset: str = "seed",
-        rules: dict[str, Any] | None = None,
-        encoding: str = "vector",
-        learner_seat: int | str = "random",
-        opponents: Policy | Sequence[Policy] | OpponentPool | None = None,
-        nagari_carry: bool = True,
-        reward_scale: float = 1.0,
-        seed: int | None = None,
-        reward: str = "chips",
-        learner_decides: str = "all",
-        learner_autoplay: Policy | None = None,
-    ):
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        self.rules = Rules.preset(preset, players=players, **(rules or {}))
-        if learner_seat != "random" and learner_seat not in range(players):
-            raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if learner_decides not in ("all", "go_stop"):
-            raise ValueError(f"learner_decides must be 'all' or 'go_stop', got {learner_decides!r}")
-        if (learner_decides == "go_stop") != (learner_autoplay is not None):
-            raise ValueError("learner_autoplay (the learner's card player) goes with learner_decides='go_stop'")
-        self.encoding, self.learner_seat, self.reward = encoding, learner_seat, reward
-        self.learner_decides, self.learner_autoplay = learner_decides, learner_autoplay
-        self.pool = opponents if isinstance(opponents, OpponentPool) else None
-        self.opponents = (
-            opponents.policies if isinstance(opponents, OpponentPool) else opponent_policies(opponents, players)
-        )
-        self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
-        space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32)
-        self.render_mode = None
-        super().__init__(num_envs, space, gymnasium.spaces.Discrete(NUM_ACTIONS))
-        self.seed(seed)
-        self.batch: GameBatch | None = None
+    def __init__(self, num_envs: int, *args: Any, **kwargs: Any):
+        LearnerGames.__init__(self, num_envs, *args, **kwargs)
+        VecEnv.__init__(self, num_envs, self.single_observation_space, self.single_action_space)
         self._actions = np.zeros(num_envs, np.int64)
 
-    # ---- VecEnv interface --------------------------------------------------------------
-    def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed every game's generator (game i: ``seed + i``), and the opponents'; applied now."""
-        seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else check_seed(seed)
-        self._game_rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
-        self._opponent_rng = np.random.default_rng([seed, self.num_envs])
-        self._pool_rng = np.random.default_rng([seed, self.num_envs, 1])
-        return [seed + i for i in range(self.num_envs)]
-
     def reset(self) -> VecEnvObs:
-        everything = np.arange(self.num_envs)
-        self.learner = np.zeros(self.num_envs, np.int64)
-        self._opponent_of = np.tile(np.arange(self.rules.players - 1), (self.num_envs, 1))
-        self._carry = np.zeros(self.num_envs, np.int64)
-        self.batch = GameBatch.from_seed(self.rules, 0, self.num_envs)  # placeholders, dealt anew below
-        self._skipped: list[list[float]] = [[] for _ in range(self.num_envs)]
-        self._decided = np.zeros(self.num_envs, bool)  # has the learner moved in this hand yet?
-        self._deal(everything)
-        self._advance(
-            np.zeros(self.num_envs, bool), np.zeros(self.num_envs, np.float32), [{} for _ in range(self.num_envs)]
-        )
-        return self._observations()
+        return self.start()
 
     def step_async(self, actions: np.ndarray) -> None:
-        actions = integer_actions(actions)  # TypeError for floats: never rounded
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"expected {self.num_envs} actions (one per env), got {actions.size}")
         self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:
-        masks = self.batch.legal_action_mask()
-        actions = check_actions(self._actions, masks, "the learner")
-        self.batch.step(actions)
-        self._decided[:] = True
-        done = np.zeros(self.num_envs, bool)
-        rewards = np.zeros(self.num_envs, np.float32)
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        self._advance(done, rewards, infos)
-        return self._observations(), rewards, done, infos
-
-    def action_masks(self) -> np.ndarray:
-        """``(num_envs, 125)`` bool masks of the learners' decisions."""
-        return self.batch.legal_action_mask()
+        return self.play(self._actions)
 
     def close(self) -> None:
         self.batch = None
@@ -175,86 +59,3 @@ class GoStopVecEnv(VecEnv):
 
     def _indices(self, indices: Any) -> np.ndarray:
         return np.arange(self.num_envs)[slice(None) if indices is None else indices].reshape(-1)
-
-    # ---- dealing and opponents ------------------------------------------------------------
-    def _decks(self, games: np.ndarray) -> np.ndarray:
-        return np.stack([shuffled_decks(self.rules, self._game_rngs[i], 1)[0] for i in games])
-
-    def _deal(self, games: np.ndarray) -> None:
-        """New hands in ``games``: learner seat, opponents from the pool, decks from each game's generator."""
-        if self.learner_seat == "random":
-            self.learner[games] = [self._game_rngs[i].integers(self.rules.players) for i in games]
-        else:
-            self.learner[games] = self.learner_seat
-        if self.pool is not None:
-            self._opponent_of[games] = self.pool.draw(self._pool_rng, games.size * (self.rules.players - 1)).reshape(
-                games.size, -1
-            )
-        self.batch.reset_games(games, self._decks(games), self._carry[games] if self.nagari_carry else 0)
-        self._decided[games] = False
-
-    def _advance(self, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
-        """Play every other decision, all games in one batch, until each game awaits its learner.
-        A hand that ends is reported (``done``, reward, info) when the learner moved in it, else
-        kept as a skipped hand for the next report; either way a new hand is dealt at once."""
-        while True:
-            finished = np.flatnonzero(self.batch.done)
-            if finished.size:
-                self._report(finished, done, rewards, infos)
-                self._deal(finished)  # a deal can end at once (chongtong): look again
-            elif not self._play_others():
-                return
-
-    def _report(self, finished: np.ndarray, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
-        outcome = self._outcome(finished).astype(np.float32) * self.reward_scale
-        reported = self._decided[finished]
-        for i, chips in zip(finished[~reported], outcome[~reported]):
-            self._skipped[i].append(float(chips))
-        games = finished[reported]
-        done[games], rewards[games] = True, outcome[reported]
-        terminal = encode(self.batch.select(games), self.learner[games], self.encoding) if games.size else None
-        for k, i in enumerate(games):
-            infos[i] = {
-                "terminal_observation": terminal[k],
-                "payments": self.batch.payments[i].tolist(),
-                "seat": int(self.learner[i]),
-            }
-            if self._skipped[i]:
-                infos[i]["skipped_hands"], self._skipped[i] = self._skipped[i], []
-        self._carry[finished] = self.batch.next_carry[finished] if self.nagari_carry else 0
-
-    def _outcome(self, games: np.ndarray | int) -> np.ndarray:
-        """The learner's reward for finished ``games``: chips won, or +1/-1/0 for win/loss/draw."""
-        chips = self.batch.payments[games, self.learner[games]]
-        return chips if self.reward == "chips" else np.sign(chips)
-
-    def _play_others(self) -> bool:
-        """One batched step of every decision not the learner's (opponents', and the learner's
-        autoplayed ones); False when there was none."""
-        learner_to_move = self.batch.seat == self.learner
-        autoplay = learner_to_move & (self.batch.phase != Phase.GO_STOP) & (self.learner_autoplay is not None)
-        waiting = ~self.batch.done & (~learner_to_move | autoplay)
-        if not waiting.any():
-            return False
-        actions = np.full(self.num_envs, -1, np.int64)
-        relative = (self.batch.seat.astype(np.int64) - self.learner) % self.rules.players
-        opponent = self._opponent_of[np.arange(self.num_envs), np.maximum(relative - 1, 0)]
-        masks = self.batch.legal_action_mask()
-        for k in range(1, self.rules.players):
-            seat_k = waiting & (relative == k)
-            for j in np.unique(opponent[seat_k]):
-                self._decide(actions, masks, seat_k & (opponent == j), self.opponents[j], f"opponent {k}")
-        if self.learner_autoplay is not None:
-            self._decide(actions, masks, waiting & autoplay, self.learner_autoplay, "learner_autoplay")
-        self.batch.step(actions)
-        return True
-
-    def _decide(self, actions: np.ndarray, masks: np.ndarray, rows: np.ndarray, policy: Policy, who: str) -> None:
-        """Fill ``actions`` of the games flagged in ``rows`` with ``policy``'s choices."""
-        games = np.flatnonzero(rows)
-        if games.size:
-            seen = observe(policy, self.batch, games, self.batch.seat[games])
-            actions[games] = check_actions(policy(seen, masks[games], self._opponent_rng), masks[games], who)
-
-    def _observations(self) -> np.ndarray:
-        return encode(self.batch, self.learner, self.encoding)

@@ -1,4 +1,4 @@
-"""The Gymnasium single-agent env, the batched SB3 vector env, and MaskablePPO on both."""
+"""The Gymnasium single-agent env, the batched SB3 and Gymnasium vector envs, and MaskablePPO."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from gymnasium.vector import AutoresetMode
 
 import gostop_env  # noqa: F401  (registers GoStop-v0)
 from gostop_env.core import GameBatch, IllegalActionError, Rules
 from gostop_env.encodings import encode
 from gostop_env.gym_env import GoStopEnv
-from gostop_env.policy import MASKS, RandomPolicy, observe
+from gostop_env.gym_vector import GoStopVectorEnv
+from gostop_env.policy import MASKS, PolicyActionError, RandomPolicy, observe
 from gostop_env.vec_env import GoStopVecEnv
 
 
@@ -136,3 +138,39 @@ def test_nothing_is_encoded_for_opponents_that_read_only_masks(monkeypatch):
     env = GoStopEnv(opponents=RandomPolicy(), learner_seat=1)
     env.reset(seed=3)  # seat 0, the random opponent, moves first
     assert calls == []
+
+
+# ---- the Gymnasium vector env (make_vec) ----------------------------------------------------
+def test_make_vec_steps_the_batched_core_with_a_valid_mask_at_every_step():
+    env = gymnasium.make_vec("GoStop-v0", num_envs=6, players=3)
+    assert isinstance(env, GoStopVectorEnv) and env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    observations, info = env.reset(seed=3)
+    rng, ended = np.random.default_rng(0), 0
+    for _ in range(300):
+        masks = info["action_mask"]
+        assert masks.shape == (6, 125) and masks.any(axis=1).all()  # never all false, resets included
+        assert env.observation_space.contains(observations)
+        actions = np.array([rng.choice(np.flatnonzero(row)) for row in masks])
+        observations, rewards, terminated, truncated, info = env.step(actions)
+        assert not truncated.any() and (rewards[~terminated] == 0).all()
+        for i in np.flatnonzero(terminated):
+            payments, seat = info["final_info"]["payments"][i], info["final_info"]["seat"][i]
+            assert payments.sum() == 0 and rewards[i] == payments[seat]
+            assert info["final_obs"][i].shape == (571,) and info["_final_obs"][i]
+        ended += terminated.sum()
+    assert ended > 50
+
+
+def test_vector_env_games_match_the_sb3_vector_env_and_seed_per_game():
+    """Both vector envs run the same engine: the same seed deals the same hands, and game i
+    of seed s is game 0 of seed s + i."""
+    gym_env = GoStopVectorEnv(4, learner_seat=0)
+    observations, _ = gym_env.reset(seed=3)
+    assert (observations == GoStopVecEnv(4, seed=3, learner_seat=0).reset()).all()
+    assert (GoStopVectorEnv(1, learner_seat=0).reset(seed=4)[0][0] == observations[1]).all()
+    with pytest.raises(TypeError, match="one integer"):
+        gym_env.reset(seed=[1, 2, 3, 4])
+    with pytest.raises(PolicyActionError, match="the learner chose illegal action"):
+        gym_env.step(np.flatnonzero(~gym_env.action_masks()[0])[:1].repeat(4))
+    with pytest.warns(UserWarning, match="rgb_array"):
+        GoStopVectorEnv(2, render_mode="rgb_array")
