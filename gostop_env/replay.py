@@ -1,6 +1,6 @@
 """Replays: a hand saved as a small JSON file (rules, deck order, actions) and played back.
 
-A hand is fully determined by its rules, deck order, nagari carry and actions (RULES.md
+A hand is fully determined by its rules, deck order, nagari carry and actions (docs/rules.md
 §2), so that is all a replay stores; the payments are kept too, to check the playback.
 """
 

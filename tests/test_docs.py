@@ -31,3 +31,15 @@ def test_every_name_in_the_rule_map_exists(rule, in_reference, in_batch):
                 assert hasattr(MODULES[module], attribute), f"{rule}: {name}"
             else:
                 assert hasattr(engine, name) or hasattr(batch, name), f"{rule}: {engine.__name__}.{name}"
+
+
+def test_the_rules_page_tables_are_those_of_the_code():
+    """docs/rules.md's generated blocks (cards, actions, options, encodings) match the code:
+    ``python -m gostop_env.rules_page docs/rules.md`` rewrites them."""
+    from gostop_env.rules_page import BLOCKS, render
+
+    page = (Path(__file__).parents[1] / "docs" / "rules.md").read_text()
+    assert render(page) == page
+    assert all(f"<!-- generated: {name} -->\n| " in page or name == "encodings" for name in BLOCKS)
+    assert "| 44 | Dec rain rain man | bright |  | the rain bright |" in page
+    assert "| `go_bak` |" in page and "| 123 | go | go |" in page

@@ -1,10 +1,10 @@
-"""Rule-by-rule scenarios from stacked decks and explicit positions (RULES.md §2–§12).
+"""Rule-by-rule scenarios from stacked decks and explicit positions (docs/rules.md §2–§12).
 
 Every scenario runs on every engine in lock-step: the reference, the NumPy core and the
 compiled backend where numba is installed (``Both`` compares every state field, mask and
 event after each step), and asserts what the rule book says should happen.
 Card ids: January 0 bright, 1 red-poem ribbon, 2 and 3 junk; month m's cards are
-4(m-1)..4(m-1)+3 (see RULES.md §1).
+4(m-1)..4(m-1)+3 (see docs/rules.md §1).
 """
 
 from __future__ import annotations

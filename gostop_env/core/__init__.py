@@ -1,6 +1,6 @@
 """The rules core: pure NumPy and Python, no gymnasium or pettingzoo.
 
-- :mod:`.cards`: the card catalogue (RULES.md §1).
+- :mod:`.cards`: the card catalogue (docs/rules.md §1).
 - :mod:`.rules`: :class:`Rules` and the presets (§12).
 - :mod:`.deck`: deal slices, deck validation, seeded shuffles (§2, §3).
 - :mod:`.actions`: the 125 action ids and the decision phases (§11).

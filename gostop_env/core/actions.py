@@ -1,4 +1,4 @@
-"""The 125 action ids of RULES.md §11, named once, and the decision phases."""
+"""The 125 action ids of docs/rules.md §11, named once, and the decision phases."""
 
 from __future__ import annotations
 

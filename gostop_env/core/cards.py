@@ -1,4 +1,4 @@
-"""The card catalogue of RULES.md §1 as data: ids, months, kinds, junk values, groups.
+"""The card catalogue of docs/rules.md §1 as data: ids, months, kinds, junk values, groups.
 
 Card id = ``4 * (month - 1) + slot`` for the 48 month cards; 48 and 49 are the jokers.
 Sets of cards are also given as 64-bit bitboards (bit ``id`` set), which is how the

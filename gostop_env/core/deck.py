@@ -1,4 +1,4 @@
-"""Deck orders: the deal slices of RULES.md §2, validation, and seeded shuffles.
+"""Deck orders: the deal slices of docs/rules.md §2, validation, and seeded shuffles.
 
 A deck order is a sequence of the card ids in play, top card first. Seeds only choose
 deck orders; given the deck and the actions a hand is fully determined.

@@ -1,10 +1,10 @@
-"""The reference engine: one game of RULES.md in plain Python, to be read beside it.
+"""The reference engine: one game of the rule book (docs/rules.md) in plain Python, to be read beside it.
 
 It is the executable rule book. Each method names the section it follows; it favours
 clarity over speed. The vectorised core (:mod:`gostop_env.core.batch`) must agree with it
 on every state field, mask, event and payment (``tests/test_differential.py``).
 
-Readings chosen where RULES.md leaves room (beyond its §14):
+Readings chosen where the rule book leaves room (docs/rules.md §14 lists these too):
 
 - "The turn took at least one card" (sweep, §6) counts month cards only: a turn that
   only sent a joker to the pile does not sweep an already empty layout.

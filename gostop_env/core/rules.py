@@ -1,4 +1,4 @@
-"""The rule set: every option of RULES.md §12 as one frozen value, with the presets.
+"""The rule set: every option of docs/rules.md §12 as one frozen value, with the presets.
 
 Build one with :func:`Rules.preset` (``Rules.preset("korean", players=3)``), or with
 ``Rules(...)`` for the ``seed`` defaults plus overrides. A bad option raises
