@@ -49,7 +49,7 @@ DEFAULT_ROLLOUT_RULE = {"min_stock": 2, "opponent_margin": 3}
 """The go/stop rule of the default rollout policy, greedy with a threshold rule: go while two
 or more cards are left in the stock and no opponent is within 3 points of the target
 (``greedy:stop=threshold:stock=2:margin=3``). Rollouts in which players go value card play
-far better than always-stop ones (+5.8 against +2.9 chips/hand, see the README)."""
+far better than always-stop ones (+5.8 against +2.9 chips/hand, see docs/agents.md)."""
 MIN_VARIANCE = 1.0
 """Floor of a paired difference's variance, in chips squared (see ``ActionStats.z_scores``)."""
 

@@ -1,8 +1,8 @@
 """The tables of the rules page (``docs/rules.md``), generated from the engine.
 
 The page is prose with generated blocks, each between ``<!-- generated: NAME -->`` and
-``<!-- end: NAME -->``: the card catalogue, the action ids, the rule options with both
-presets' values, and the encodings. ``tests/test_docs.py`` fails when a block differs
+``<!-- end: NAME -->``: the card catalogue, the action ids, and the rule options with both
+presets' values. ``tests/test_docs.py`` fails when a block differs
 from what this module makes of the code; ``python -m gostop_env.rules_page docs/rules.md``
 rewrites them in place.
 """
@@ -17,7 +17,6 @@ from pathlib import Path
 from .core import actions as A
 from .core import cards as C
 from .core.rules import Rules
-from .encodings import encodings_markdown
 
 KIND_NAMES = {C.Kind.BRIGHT: "bright", C.Kind.ANIMAL: "animal", C.Kind.RIBBON: "ribbon", C.Kind.JUNK: "junk"}
 
@@ -80,7 +79,6 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "cards": cards_table,
     "actions": actions_table,
     "options": options_table,
-    "encodings": encodings_markdown,
 }
 
 

@@ -34,12 +34,23 @@ def test_every_name_in_the_rule_map_exists(rule, in_reference, in_batch):
 
 
 def test_the_rules_page_tables_are_those_of_the_code():
-    """docs/rules.md's generated blocks (cards, actions, options, encodings) match the code:
+    """docs/rules.md's generated blocks (cards, actions, options) match the code:
     ``python -m gostop_env.rules_page docs/rules.md`` rewrites them."""
     from gostop_env.rules_page import BLOCKS, render
 
     page = (Path(__file__).parents[1] / "docs" / "rules.md").read_text()
     assert render(page) == page
-    assert all(f"<!-- generated: {name} -->\n| " in page or name == "encodings" for name in BLOCKS)
+    assert all(f"<!-- generated: {name} -->\n| " in page for name in BLOCKS)
     assert "| 44 | Dec rain rain man | bright |  | the rain bright |" in page
     assert "| `go_bak` |" in page and "| 123 | go | go |" in page
+
+
+def test_links_between_the_docs_resolve():
+    """Every relative link of the README, CONTRIBUTING and docs/ names a file that exists."""
+    root = Path(__file__).parents[1]
+    pages = [root / "README.md", root / "CONTRIBUTING.md", *sorted((root / "docs").glob("*.md"))]
+    assert len(pages) >= 9
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" not in target:
+                assert (page.parent / target).exists(), f"{page.name} links to {target}"

@@ -82,13 +82,13 @@ def test_bad_viewer_or_encoding_is_rejected():
         encode(batch, [0])
 
 
-def test_readme_tables_are_generated_from_the_code():
+def test_the_docs_encoding_tables_are_generated_from_the_code():
     from pathlib import Path
 
     from gostop_env.encodings import encodings_markdown
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    between = readme.split("<!-- encodings:start -->")[1].split("<!-- encodings:end -->")[0]
+    page = (Path(__file__).parents[1] / "docs" / "environments.md").read_text()
+    between = page.split("<!-- encodings:start -->")[1].split("<!-- encodings:end -->")[0]
     assert between.strip() == encodings_markdown().strip()
 
 
