@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -45,6 +46,8 @@ def test_shipped_configs_load_and_overrides_apply():
     assert config.opponents.pool == {"random": 1.0} and config.bc is not None
     for name in ("quick", "ship", "go_stop"):
         assert TrainConfig.load(name).ppo.timesteps > 0
+    expert = TrainConfig.load("expert")
+    assert expert.ppo.timesteps == 0 and expert.bc is not None and expert.bc.teacher == "search"
 
 
 @pytest.mark.parametrize(
@@ -60,6 +63,7 @@ def test_shipped_configs_load_and_overrides_apply():
         ("noequals", "section.key=value"),
         ("players=3", "eval.against"),
         ("opponents.max_snapshots=0", "max_snapshots"),
+        ("ppo.timesteps=-1", "ppo.timesteps"),
     ],
 )
 def test_bad_config_values_are_named(override, message):
@@ -190,6 +194,21 @@ def test_ppo_run_writes_everything_and_resumes(tmp_path):
     assert any("resumed" in line for line in logs)
     with pytest.raises(ValueError, match="another configuration"):
         train(smoke(tmp_path, "ppo.timesteps=4096", "seed=9"), resume=True, progress=False)
+
+
+def test_cloning_only_run_exports_and_evaluates_the_cloned_network(tmp_path):
+    logs = []
+    out = train(smoke(tmp_path, "ppo.timesteps=0", "bc.teacher='search:n=2:rounds=2'"), progress=False, log=logs.append)
+    evals = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    assert [e["timesteps"] for e in evals] == [0] and evals[0]["deals"] == 20
+    assert json.loads((out / "bc.json").read_text())["epochs"]
+    assert not (out / "checkpoints").exists() and read_meta(out / "model")["trained"]["timesteps"] == 0
+    assert isinstance(load_model(str(out / "model")), NetworkPolicy)
+    with pytest.raises(ValueError, match="nothing to resume"):
+        train(smoke(tmp_path, "ppo.timesteps=0", "bc.teacher='search:n=2:rounds=2'"), resume=True, progress=False)
+    smoke_config = TrainConfig.load("smoke")
+    with pytest.raises(ValueError, match="needs a \\[bc\\] table"):
+        replace(smoke_config, bc=None, ppo=replace(smoke_config.ppo, timesteps=0))
 
 
 def test_go_stop_run_gives_a_go_stop_model_on_its_card_player(tmp_path):

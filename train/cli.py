@@ -391,9 +391,10 @@ def _train(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     out = train(config, resume=args.resume, progress=not args.quiet, log=tqdm.write)  # lines above the bars
+    logs = f", TensorBoard logs in {out / 'tb'}" if (out / "tb").exists() else ""
     print(
         f"\ntrained in {time.perf_counter() - start:.0f} s; the model: model:{out / 'model'} "
-        f"(evaluations in {out / 'eval.jsonl'}, TensorBoard logs in {out / 'tb'})"
+        f"(evaluations in {out / 'eval.jsonl'}{logs})"
     )
     return 0
 

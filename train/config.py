@@ -117,8 +117,9 @@ class TrainConfig:
             raise ValueError(f"ppo.reward must be 'chips' or 'win', got {self.ppo.reward!r}")
         if self.kind == "go_stop" and self.encoding != "vector":
             raise ValueError("go_stop training reads the vector encoding")
+        if self.ppo.timesteps == 0 and self.bc is None:
+            raise ValueError("ppo.timesteps = 0 trains by behaviour cloning alone: it needs a [bc] table")
         positive = {
-            "ppo.timesteps": self.ppo.timesteps,
             "ppo.envs": self.ppo.envs,
             "ppo.n_steps": self.ppo.n_steps,
             "ppo.batch_size": self.ppo.batch_size,
@@ -199,7 +200,7 @@ LIMITS: dict[str, tuple[float | None, float | None]] = {
     "bc.learning_rate": (1e-12, 10),
     "bc.go_stop_weight": (0, None),
     "bc.value_weight": (0, None),
-    "ppo.timesteps": (1, None),
+    "ppo.timesteps": (0, None),  # 0: behaviour cloning only (needs [bc])
     "ppo.envs": (1, 65_536),
     "ppo.n_steps": (1, None),
     "ppo.batch_size": (2, None),

@@ -12,6 +12,9 @@ A run (:func:`train`) lives in one folder:
 - ``tb/``: TensorBoard logs (SB3's training figures plus ``eval/*``);
 - ``model/``: the final policy as a model folder, playable as ``model:<run>/model``.
 
+With ``ppo.timesteps = 0`` a run is behaviour cloning alone: demonstrations, cloning,
+``model/``, one evaluation (``bc.json``, ``eval.jsonl``; no checkpoints, nothing to resume).
+
 Opponents are drawn per hand and seat from the pool (:class:`gostop_env.vec_env.OpponentPool`);
 snapshots of the learner join it every ``opponents.snapshot_every`` timesteps (sampling
 their moves, seeded by the env). A resumed run continues from its latest checkpoint with
@@ -49,6 +52,8 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, log:
     torch.set_num_threads(int(os.environ.get("GOSTOP_TORCH_THREADS", "1")))
     out = Path(config.out)
     state = _start_run(config, out, resume)
+    if config.ppo.timesteps == 0:
+        return _clone_only(config, out, resume, progress, log)
     remaining = config.ppo.timesteps - state["timesteps"]
     if remaining <= 0:
         raise ValueError(f"{out} already has {state['timesteps']} timesteps; raise ppo.timesteps to train on")
@@ -65,6 +70,39 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, log:
     model.learn(remaining, callback=callback, reset_num_timesteps=not state["checkpoint"], tb_log_name="ppo")
     callback.finish(model)
     return out
+
+
+def _clone_only(config: TrainConfig, out: Path, resume: bool, progress: bool, log: Log) -> Path:
+    """A run of behaviour cloning alone (``ppo.timesteps = 0``): the network cloned, exported
+    to ``model/`` and evaluated; nothing to resume."""
+    if resume:
+        raise ValueError(f"{out}: a run of behaviour cloning alone (ppo.timesteps = 0) has nothing to resume")
+    pool = _make_pool(config, {"snapshots": []})
+    model = _new_model(config, _make_env(config, pool, seed=config.seed), out)
+    _behaviour_cloning(config, model, out, progress, log)
+    folder = save_model(model.policy, out / "model", model_meta(config, 0))
+    record_evaluation(folder, config, out, 0, log)
+    (out / "state.json").write_text(json.dumps({"timesteps": 0, "checkpoint": None, "snapshots": []}) + "\n")
+    return out
+
+
+def record_evaluation(folder: Path, config: TrainConfig, out: Path, now: int, log: Log, logger: Any = None) -> None:
+    """Evaluate the model in ``folder``; log the figures (eval.jsonl, TensorBoard when given
+    SB3's ``logger``, log lines)."""
+    rows = evaluate(folder, config)
+    with (out / "eval.jsonl").open("a") as f:
+        for row in rows:
+            f.write(json.dumps({"timesteps": now, **row}) + "\n")
+            if logger is not None:
+                for key in ("chips", "win_rate", "go_rate", "go_success"):
+                    logger.record(f"eval/{row['against']}/{key}", row[key])
+            low, high = row["chips_ci"]
+            log(
+                f"[{now} steps] against {row['against']}: {row['chips']:+.3f} chips/hand "
+                f"(95% CI {low:+.3f} .. {high:+.3f}), win {row['win_rate']:.1%}, go {row['go_rate']:.1%}"
+            )
+    if logger is not None:
+        logger.dump(now)
 
 
 def _start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
@@ -258,19 +296,8 @@ class RunCallback(BaseCallback):
         self._record_evaluation(save_model(model.policy, self.out / "latest", model_meta(self.config, now)), now)
 
     def _record_evaluation(self, folder: Path, now: int) -> None:
-        """Evaluate the model in ``folder``; log the figures (eval.jsonl, TensorBoard, log lines)."""
-        rows, self.last_eval = evaluate(folder, self.config), now
-        with (self.out / "eval.jsonl").open("a") as f:
-            for row in rows:
-                f.write(json.dumps({"timesteps": now, **row}) + "\n")
-                for key in ("chips", "win_rate", "go_rate", "go_success"):
-                    self.logger.record(f"eval/{row['against']}/{key}", row[key])
-                low, high = row["chips_ci"]
-                self.log(
-                    f"[{now} steps] against {row['against']}: {row['chips']:+.3f} chips/hand "
-                    f"(95% CI {low:+.3f} .. {high:+.3f}), win {row['win_rate']:.1%}, go {row['go_rate']:.1%}"
-                )
-        self.logger.dump(now)
+        record_evaluation(folder, self.config, self.out, now, self.log, self.logger)
+        self.last_eval = now
 
     def _checkpoint(self, model: Any, now: int) -> None:
         path = self.out / "checkpoints" / f"ppo_{now:09d}.zip"
