@@ -15,9 +15,9 @@ A *model folder* holds two files, neither of which can run code when loaded:
 command line) turns it into a complete agent, a go/stop model's card player included.
 Everything is checked before the weights are used: ``model.json``'s keys and types, the
 architecture against the weights' shapes, the header against ``model.json``, and a
-go/stop model's chain of card players (no cycles). A model plays only the player count it
-was trained for (an error otherwise); its preset is recorded but not enforced, so a model
-can be measured under other rules.
+go/stop model's chain of card players (no cycles). A model plays only the rules it was
+trained for: its player count and its preset, every option as the preset has it (any other
+rules are a :class:`ModelError` naming the options that differ).
 
 Models of the first format (``policy.pth``, a pickle, which can run any code when loaded)
 are refused; :func:`convert_pickled_model` (``gostop convert-model DIR``) converts a folder
@@ -183,6 +183,24 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise ModelError(str(error)) from None
 
 
+def _check_rules(name_or_path: str, meta: dict[str, Any], rules: Rules) -> None:
+    """ModelError unless ``rules`` are those the model was trained under."""
+    if rules.players != meta["players"]:
+        raise ModelError(f"model {name_or_path!r} was trained for {meta['players']} players, not {rules.players}")
+    trained = Rules.preset(meta["preset"], meta["players"])
+    differ = [name for name in Rules.__dataclass_fields__ if _option(rules, name) != _option(trained, name)]
+    if differ:
+        changes = ", ".join(f"{name} {_option(rules, name)!r} (trained: {_option(trained, name)!r})" for name in differ)
+        raise ModelError(
+            f"model {name_or_path!r} was trained under the {meta['preset']!r} preset; these rules differ: {changes}"
+        )
+
+
+def _option(rules: Rules, name: str) -> Any:
+    """An option's value in force (the target as the score it stands for)."""
+    return rules.target_score if name == "target" else getattr(rules, name)
+
+
 def load_network(
     name_or_path: str, rules: Rules | None = None, deterministic: bool = True
 ) -> tuple[NetworkPolicy, dict[str, Any], Path]:
@@ -191,8 +209,8 @@ def load_network(
     in the metadata; :func:`gostop.agents.registry.load_model` builds the whole agent."""
     folder = model_folder(name_or_path)
     meta = read_meta(folder)
-    if rules is not None and rules.players != meta["players"]:
-        raise ModelError(f"model {name_or_path!r} was trained for {meta['players']} players, not {rules.players}")
+    if rules is not None:
+        _check_rules(name_or_path, meta, rules)
     weights = folder.resolve() / WEIGHTS_FILE
     stat = weights.stat()
     version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)

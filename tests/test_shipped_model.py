@@ -37,6 +37,20 @@ def test_play_against_the_shipped_model(monkeypatch, capsys):
     assert "Hand over" in capsys.readouterr().out
 
 
+def test_a_shipped_model_refuses_rules_it_was_not_trained_for():
+    from gostop.agents.learned import ModelError
+    from gostop.agents.registry import make_agent
+    from gostop_env.core import Rules
+
+    make_agent("model:ppo", Rules.preset("seed", target=7))  # the same rules, spelled out
+    with pytest.raises(ModelError, match="trained for 2 players, not 3"):
+        make_agent("model:ppo", Rules.preset("seed", players=3))
+    with pytest.raises(ModelError, match=r"'seed' preset; these rules differ: go_multiplier 'doubling_from_3'"):
+        make_agent("model:ppo", Rules.preset("korean"))
+    with pytest.raises(ModelError, match=r"jokers 1 \(trained: 0\)"):
+        make_agent("model:ppo", Rules(jokers=1))
+
+
 def test_unknown_shipped_model_lists_what_exists():
     from gostop.agents.registry import make_agent
 
