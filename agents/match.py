@@ -32,6 +32,8 @@ def play_out(
 ) -> GameBatch:
     """Play every game of ``batch`` to its end in place, ``seat_policies[s]`` at seat s.
     ``before_step(batch, actions)`` sees each step's state and actions before they are played.
+    A policy object that sits at several seats is asked once a step for all of them (its
+    games in batch order), in the order of the seat it first sits at.
 
     On a compiled batch whose every seat plays a compiled greedy (exactly ``Greedy`` with
     the always-stop or a threshold rule), with no history or hook asked for, one kernel call
@@ -45,17 +47,27 @@ def play_out(
         if params is not None:
             compiled_greedy.play_out_greedy(batch, params)  # type: ignore[arg-type]
             return batch
+    groups = _seats_by_policy(seat_policies)
     while not batch.done.all():
         actions = np.full(len(batch), -1, np.int64)
         masks = batch.legal_action_mask()
-        for seat, policy in enumerate(seat_policies):
-            games = np.flatnonzero(~batch.done & (batch.seat == seat))
+        for policy, seats in groups:
+            games = np.flatnonzero(~batch.done & np.isin(batch.seat, seats))
             if games.size:
-                seen = observe(policy, batch, games, np.full(games.size, seat))
-                actions[games] = check_actions(policy(seen, masks[games], rng), masks[games], f"seat {seat}")
+                seen = observe(policy, batch, games, batch.seat[games])
+                who = f"seat {seats[0]}" if len(seats) == 1 else f"seats {list(seats)}"
+                actions[games] = check_actions(policy(seen, masks[games], rng), masks[games], who)
         if before_step is not None:
             before_step(batch, actions)
         batch.step(actions)
         if history is not None:
             history.append(actions)
     return batch
+
+
+def _seats_by_policy(seat_policies: Sequence[Policy]) -> list[tuple[Policy, tuple[int, ...]]]:
+    """Each distinct policy object with the seats it plays, in order of first seat."""
+    groups: dict[int, tuple[Policy, list[int]]] = {}
+    for seat, policy in enumerate(seat_policies):
+        groups.setdefault(id(policy), (policy, []))[1].append(seat)
+    return [(policy, tuple(seats)) for policy, seats in groups.values()]

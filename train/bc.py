@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from gostop.agents.match import play_out
 from gostop_env.core import GameBatch, Phase, Rules, batch_class
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
-from gostop_env.policy import Policy, check_actions, observe
+from gostop_env.policy import Policy
 
 
 @dataclass
@@ -63,33 +64,42 @@ def collect(
 
 
 def _record_hands(teacher: Policy, batch: GameBatch, encoding: str, rng: np.random.Generator) -> Demonstrations:
-    rows: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "actions": [], "go_stop": [], "game": [], "seat": []}
-    while not batch.done.all():
-        games = np.flatnonzero(~batch.done)
+    recorder = _Recorder(encoding)
+    play_out(batch, [teacher] * batch.rules.players, rng, before_step=recorder)
+    return recorder.demonstrations(batch)
+
+
+class _Recorder:
+    """A ``play_out`` hook keeping every decision: the mover's observation in ``encoding``,
+    its mask, the action, whether it is a go/stop decision, and the game and seat."""
+
+    def __init__(self, encoding: str):
+        self.encoding = encoding
+        self.rows: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "actions", "go_stop", "game", "seat")}
+
+    def __call__(self, batch: GameBatch, actions: np.ndarray) -> None:
+        games = np.flatnonzero(actions >= 0)
         seats = batch.seat[games].astype(np.int64)
-        masks = batch.legal_action_mask()[games]
-        seen = observe(teacher, batch, games, seats)
-        chosen = check_actions(teacher(seen, masks, rng), masks, "the teacher")
-        rows["obs"].append(seen if teacher.encoding == encoding else encode(batch.select(games), seats, encoding))
         for key, value in (
-            ("masks", masks),
-            ("actions", chosen),
+            ("obs", encode(batch.select(games), seats, self.encoding)),
+            ("masks", batch.legal_action_mask()[games]),
+            ("actions", actions[games]),
             ("go_stop", batch.phase[games] == Phase.GO_STOP),
             ("game", games),
             ("seat", seats),
         ):
-            rows[key].append(value)
-        actions = np.full(len(batch), -1, np.int64)
-        actions[games] = chosen
-        batch.step(actions)
-    game, seat = np.concatenate(rows["game"]), np.concatenate(rows["seat"])
-    return Demonstrations(
-        np.concatenate(rows["obs"]).astype(np.float32),
-        np.concatenate(rows["masks"]),
-        np.concatenate(rows["actions"]),
-        np.concatenate(rows["go_stop"]),
-        batch.payments[game, seat].astype(np.float32),
-    )
+            self.rows[key].append(value)
+
+    def demonstrations(self, batch: GameBatch) -> Demonstrations:
+        """What was kept, with the chips each decision's seat won in the (finished) ``batch``."""
+        rows = {key: np.concatenate(parts) for key, parts in self.rows.items()}
+        return Demonstrations(
+            rows["obs"].astype(np.float32),
+            rows["masks"],
+            rows["actions"],
+            rows["go_stop"],
+            batch.payments[rows["game"], rows["seat"]].astype(np.float32),
+        )
 
 
 def clone(
