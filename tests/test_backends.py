@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import BACKENDS, needs_numba
-from test_differential import play_lockstep, same_arrays
+from lockstep import play_lockstep, same_arrays
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core.batch import BACKEND_VARIABLE, available_backends, default_backend
