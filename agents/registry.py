@@ -17,6 +17,9 @@ by default; it comes last and takes the rest of the name: ``search:n=64:rollout=
 difference of that many standard errors (``z=none``: the best mean, noise and all);
 ``rounds=8`` runs that many rounds of ``n`` samples; ``halving=1`` drops the worse half
 of the actions after each round. Without options: ``n=64:rounds=8:halving=1:z=2``.
+``prior=<agent>`` names the policy whose move the search keeps unless beaten (the rollout
+policy by default), e.g. a network: ``search:prior=model:expert``; it takes the rest of the
+name up to ``:rollout=``, which comes last.
 
 ``model:NAME_OR_PATH`` is a trained network (:mod:`gostop.agents.learned`): a model folder, or
 the name of a model shipped with the package (``model:ppo``).
@@ -103,16 +106,17 @@ def load_model(
 
 def _search(options: list[str], rules: Rules | None) -> SearchAgent:
     settings = {}
-    for at, option in enumerate(options):
-        if option.startswith("rollout="):  # the rollout agent's name takes the rest, options and all
-            options, settings["rollout"] = options[:at], ":".join(options[at:]).removeprefix("rollout=")
-            break
+    for key in ("rollout", "prior"):  # an agent's name takes the rest, options and all: rollout= last
+        for at, option in enumerate(options):
+            if option.startswith(f"{key}="):
+                options, settings[key] = options[:at], ":".join(options[at:]).removeprefix(f"{key}=")
+                break
     for option in options:
         key, equals, value = option.partition("=")
         if not equals or key not in SEARCH_OPTIONS:
             raise ValueError(
                 f"search option {option!r}: use n=<samples>, rounds=<r>, z=<confidence>|none, halving=0|1, "
-                "at=all|gostop, seconds=<s>, rollout=<agent>"
+                "at=all|gostop, seconds=<s>, prior=<agent>, rollout=<agent>"
             )
         settings[key] = value
     rollout = make_agent(settings.get("rollout", DEFAULT_ROLLOUT), rules)
@@ -126,10 +130,11 @@ def _search(options: list[str], rules: Rules | None) -> SearchAgent:
         confidence=None if z == "none" else _number("z", z),
         halving=_integer("halving", settings.get("halving", str(int(DEFAULT_SEARCH.halving)))) != 0,
         rounds=_integer("rounds", settings.get("rounds", str(DEFAULT_SEARCH.rounds))),
+        prior=make_agent(settings["prior"], rules) if "prior" in settings else None,
     )
 
 
-SEARCH_OPTIONS = ("n", "rounds", "z", "halving", "at", "seconds", "rollout")
+SEARCH_OPTIONS = ("n", "rounds", "z", "halving", "at", "seconds", "prior", "rollout")
 DEFAULT_ROLLOUT = "greedy:stop=threshold:stock=2:margin=3"  # SearchAgent's own default (DEFAULT_ROLLOUT_RULE)
 DEFAULT_SEARCH = SearchAgent()
 """``search`` without options: SearchAgent's defaults, which its options start from."""

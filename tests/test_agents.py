@@ -157,7 +157,13 @@ def decide_state(agent, pos, rules=RULES) -> int:
 
 
 @pytest.mark.parametrize(
-    "name", ["search:n=4", "search:n=4:at=gostop:rollout=random", "search:n=4:rounds=3:halving=1:z=1"]
+    "name",
+    [
+        "search:n=4",
+        "search:n=4:at=gostop:rollout=random",
+        "search:n=4:rounds=3:halving=1:z=1",
+        "search:n=4:rounds=2:z=1:prior=model:ppo",
+    ],
 )
 def test_search_never_reads_hidden_cards(name):
     agent = make_agent(name)
@@ -191,6 +197,9 @@ def test_search_options():
     assert make_agent("search:z=none").confidence is None
     rollout = make_agent("search:n=3:rollout=greedy:stop=threshold:gos=1").rollout
     assert rollout.go_stop == Threshold(max_gos=1)
+    both = make_agent("search:n=3:prior=greedy:stop=threshold:k=9:rollout=greedy:stop=threshold:gos=1")
+    assert both.prior.go_stop == Threshold(score_below=9) and both.rollout.go_stop == Threshold(max_gos=1)
+    assert make_agent("search:prior=simple").prior.name == "simple"
     with pytest.raises(ValueError, match="search option"):
         make_agent("search:depth=3")
     for bad, message in (("z=-1", "confidence"), ("rounds=0", "rounds"), ("z=high", "needs a number")):
