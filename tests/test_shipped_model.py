@@ -1,4 +1,5 @@
-"""The shipped model ``model:ppo``: loadable by name, plays legal moves, beats greedy, playable."""
+"""The shipped models (``model:ppo``, ``model:expert``, ``model:expert3``): each loads by
+name, records how it was made, refuses other rules, beats greedy; ``model:ppo`` is playable."""
 
 from __future__ import annotations
 
@@ -14,21 +15,41 @@ from gostop.agents.metrics import agent_figures  # noqa: E402
 from gostop.agents.tournament import TournamentConfig, run_tournament  # noqa: E402
 from gostop.train.cli import main  # noqa: E402
 
-
-def test_shipped_model_records_how_it_was_made():
-    meta = read_meta(SHIPPED_MODELS / "ppo")
-    assert meta["players"] == 2 and meta["decides"] == "all" and meta["encoding"] == "vector"
-    assert meta["trained"]["command"] == "gostop train ship" and meta["trained"]["timesteps"] >= 1_000_000
-    card = (SHIPPED_MODELS / "ppo" / "README.md").read_text()
-    assert "gostop tournament model:ppo greedy --deals 20000" in card
+SHIPPED = {  # name: (players, preset, the command that made it)
+    "ppo": (2, "seed", "gostop train ship"),
+    "expert": (2, "seed", "gostop train expert"),
+    "expert3": (3, "korean", "gostop train expert3"),
+}
 
 
-def test_shipped_model_beats_greedy_on_a_few_hundred_deals():
-    """The full check is 20,000 deals (README); 400 already put it clear of zero."""
-    config = TournamentConfig(("model:ppo", "greedy"), deals=400, seed=11)
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_model_records_how_it_was_made(name):
+    players, preset, command = SHIPPED[name]
+    meta = read_meta(SHIPPED_MODELS / name)
+    assert (meta["players"], meta["preset"], meta["decides"], meta["encoding"]) == (players, preset, "all", "vector")
+    assert meta["trained"]["command"] == command
+    card = (SHIPPED_MODELS / name / "README.md").read_text()
+    assert command in card and f"model:{name}" in card
+    assert sorted(p.name for p in (SHIPPED_MODELS).iterdir()) == sorted(SHIPPED)
+
+
+def test_ppo_was_fine_tuned_and_the_experts_cloned():
+    assert read_meta(SHIPPED_MODELS / "ppo")["trained"]["timesteps"] >= 1_000_000
+    for name in ("expert", "expert3"):
+        config = read_meta(SHIPPED_MODELS / name)["trained"]["config"]
+        assert config["ppo"]["timesteps"] == 0 and config["bc"]["teacher"] == "search"
+
+
+@pytest.mark.parametrize(("name", "deals"), [("ppo", 400), ("expert", 400), ("expert3", 200)])
+def test_shipped_model_beats_greedy_on_a_few_hundred_deals(name, deals):
+    """The full checks are in the model cards (20,000 and 5,000 deals); a few hundred
+    already put each clear of zero."""
+    players, preset, _ = SHIPPED[name]
+    field = ("greedy",) if players == 2 else ("greedy", "greedy:stop=threshold:stock=2:margin=3")
+    config = TournamentConfig((f"model:{name}", *field), players=players, preset=preset, deals=deals, seed=11)
     figures = {f.agent: f for f in agent_figures(run_tournament(config))}
-    assert figures["model:ppo"].chips_ci[0] > 0
-    assert figures["model:ppo"].go_rate > 0.2  # it goes; greedy always stops
+    assert figures[f"model:{name}"].chips_ci[0] > 0
+    assert figures[f"model:{name}"].go_rate > 0.1  # it goes; greedy always stops
 
 
 def test_play_against_the_shipped_model(monkeypatch, capsys):
@@ -37,23 +58,27 @@ def test_play_against_the_shipped_model(monkeypatch, capsys):
     assert "Hand over" in capsys.readouterr().out
 
 
-def test_a_shipped_model_refuses_rules_it_was_not_trained_for():
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_model_refuses_rules_it_was_not_trained_for(name):
     from gostop.agents.learned import ModelError
     from gostop.agents.registry import make_agent
     from gostop_env.core import Rules
 
-    make_agent("model:ppo", Rules.preset("seed", target=7))  # the same rules, spelled out
-    with pytest.raises(ModelError, match="trained for 2 players, not 3"):
-        make_agent("model:ppo", Rules.preset("seed", players=3))
-    with pytest.raises(ModelError, match=r"'seed' preset; these rules differ: go_multiplier 'doubling_from_3'"):
-        make_agent("model:ppo", Rules.preset("korean"))
+    players, preset, _ = SHIPPED[name]
+    make_agent(f"model:{name}", Rules.preset(preset, players, target=7 if players == 2 else 3))  # spelled out
+    other_players = 5 - players
+    with pytest.raises(ModelError, match=f"trained for {players} players, not {other_players}"):
+        make_agent(f"model:{name}", Rules.preset(preset, players=other_players))
+    other_preset = "korean" if preset == "seed" else "seed"
+    with pytest.raises(ModelError, match=rf"'{preset}' preset; these rules differ: go_multiplier"):
+        make_agent(f"model:{name}", Rules.preset(other_preset, players=players))
     with pytest.raises(ModelError, match=r"jokers 1 \(trained: 0\)"):
-        make_agent("model:ppo", Rules(jokers=1))
+        make_agent(f"model:{name}", Rules.preset(preset, players, jokers=1))
 
 
 def test_unknown_shipped_model_lists_what_exists():
     from gostop.agents.registry import make_agent
 
-    with pytest.raises(ValueError, match=r"shipped model: \['ppo'\]"):
+    with pytest.raises(ValueError, match=r"shipped model: \['expert', 'expert3', 'ppo'\]"):
         make_agent("model:nope")
     assert json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())["format"] == "gostop-model/2"
