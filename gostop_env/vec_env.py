@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
+from .core.actions import integer_actions
 from .learner_games import REWARDS, LearnerGames, OpponentPool
 
 __all__ = ["REWARDS", "GoStopVecEnv", "OpponentPool"]
@@ -35,7 +36,7 @@ class GoStopVecEnv(LearnerGames, VecEnv):
         return self.start()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = actions
+        self._actions = integer_actions(actions)  # a TypeError here, where SB3 hands them over
 
     def step_wait(self) -> VecEnvStepReturn:
         return self.play(self._actions)
