@@ -26,8 +26,9 @@ from gostop_env.vec_env import GoStopVecEnv, OpponentPool  # noqa: E402
 
 SMOKE = [
     "ppo.timesteps=1024",
+    "ppo.n_steps=8",  # rollouts of 32 envs x 8 steps: snapshots, evaluations and checkpoints come between them
     "checkpoint_every=512",
-    "opponents.snapshot_every=512",
+    "opponents.snapshot_every=256",
     "eval.every=512",
     "eval.deals=20",
     "bc.hands=32",
@@ -181,14 +182,14 @@ def test_ppo_run_writes_everything_and_resumes(tmp_path):
     config = smoke(tmp_path)
     out = train(config, progress=False, log=logs.append)
     state = json.loads((out / "state.json").read_text())
-    assert state["timesteps"] == 1024 and len(state["snapshots"]) == 2
+    assert state["timesteps"] == 1024 and len(state["snapshots"]) == 3  # at 256, 512, 768
     evals = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
     assert [e["timesteps"] for e in evals] == [512, 1024] and all(e["deals"] == 20 for e in evals)
     assert json.loads((out / "bc.json").read_text())["epochs"]
     assert any((out / "tb").rglob("events.out.tfevents*"))
     with pytest.raises(ValueError, match="already holds a run"):
         train(config, progress=False, log=logs.append)
-    longer = smoke(tmp_path, "ppo.timesteps=2048")  # one more rollout of 32 envs x 32 steps
+    longer = smoke(tmp_path, "ppo.timesteps=2048")
     train(longer, resume=True, progress=False, log=logs.append)
     assert json.loads((out / "state.json").read_text())["timesteps"] == 2048
     assert any("resumed" in line for line in logs)
@@ -271,6 +272,102 @@ def test_retired_snapshots_stay_retired_on_resume(tmp_path):
     config = smoke(tmp_path, "opponents.max_snapshots=1")
     out = train(config, progress=False, log=lambda _: None)
     state = json.loads((out / "state.json").read_text())
-    assert len(state["snapshots"]) == 2
-    pool = _make_pool(config, state)  # greedy, random, then the two snapshots
-    assert len(pool.policies) == 4 and pool.weights[2] == 0 and pool.weights[3] > 0
+    assert len(state["snapshots"]) == 3
+    pool = _make_pool(config, state)  # greedy, random, then the three snapshots
+    assert len(pool.policies) == 5 and list(pool.weights[2:4]) == [0, 0] and pool.weights[4] > 0
+
+
+# ---- starting points, the value warm-up and the asymmetric critic -------------------------------
+def _actor_and_critic(folder):
+    from safetensors.torch import load_file
+
+    weights = load_file(str(folder / "policy.safetensors"))
+    actor = {k: v for k, v in weights.items() if k.startswith(("mlp_extractor.policy_net.", "action_net."))}
+    return actor, {k: v for k, v in weights.items() if k not in actor}
+
+
+def _same(a, b):
+    return a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)
+
+
+def _no_bc_config(tmp_path, *extra: str) -> TrainConfig:
+    """The smoke run without its [bc] table (PPO from random weights or from ``ppo.init``)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "nobc.toml"
+    path.write_text('kind = "ppo"\n[ppo]\nnet_arch = [64, 64]\nenvs = 32\nbatch_size = 256\n')
+    return TrainConfig.load(str(path), [*(s for s in SMOKE if not s.startswith("bc.")), *extra])
+
+
+def test_snapshots_hold_the_weights_trained_on_every_step_before_them(tmp_path):
+    out = train(smoke(tmp_path, "bc.epochs=1"), progress=False, log=lambda _: None)
+    first = _actor_and_critic(out / "snapshots" / f"{256:09d}")[0]
+    cloned = train(smoke(tmp_path / "bc", "ppo.timesteps=0"), progress=False, log=lambda _: None)
+    assert not _same(first, _actor_and_critic(cloned / "model")[0])  # one PPO update after cloning
+
+
+def test_ppo_from_a_model_holds_its_policy_during_the_value_warmup(tmp_path):
+    start = train(smoke(tmp_path / "start", "ppo.timesteps=0"), progress=False, log=lambda _: None) / "model"
+    logs = []
+    held = train(
+        _no_bc_config(tmp_path / "held", f"ppo.init='{start}'", "ppo.value_warmup=1024", f"out='{tmp_path / 'h'}'"),
+        progress=False,
+        log=logs.append,
+    )
+    assert any("starting from model" in line for line in logs)
+    (actor, critic), (actor0, critic0) = _actor_and_critic(held / "model"), _actor_and_critic(start)
+    assert _same(actor, actor0) and not _same(critic, critic0)
+    moved = train(
+        _no_bc_config(tmp_path / "moved", f"ppo.init='{start}'", "ppo.value_warmup=512", f"out='{tmp_path / 'm'}'"),
+        progress=False,
+        log=lambda _: None,
+    )
+    assert not _same(_actor_and_critic(moved / "model")[0], actor0)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("ppo.critic='hidden'", "ppo.critic must be one of"),
+        ("ppo.value_warmup=99999", "more than ppo.timesteps"),
+        ("ppo.init='expert'", "policy layers"),
+    ],
+)
+def test_bad_starting_points_and_critics_are_named(tmp_path, override, message):
+    with pytest.raises(ValueError, match=message):
+        _no_bc_config(tmp_path, override)
+
+
+def test_init_and_cloning_together_and_an_oracle_critic_on_tokens_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="leave out the \\[bc\\] table"):
+        smoke(tmp_path, "ppo.init='expert'")
+    with pytest.raises(ValueError, match="encoding = 'vector'"):
+        smoke(tmp_path, "ppo.critic='oracle'", "encoding='tokens'")
+
+
+def test_oracle_critic_reads_hidden_cards_and_its_policy_does_not(tmp_path):
+    import torch
+
+    from gostop.train.asymmetric import OWN_VIEW_INPUTS, OracleCriticPolicy, playable_network
+
+    config = smoke(tmp_path, "ppo.critic='oracle'", "bc.hands=16")
+    out = train(config, progress=False, log=lambda _: None)
+    assert read_meta(out / "model")["encoding"] == "vector"
+    from gostop.train.ppo import _make_env, _make_pool, _new_model
+
+    env = _make_env(config, _make_pool(config, {"snapshots": []}), seed=3)
+    model = _new_model(config, env, tmp_path)
+    assert isinstance(model.policy, OracleCriticPolicy)
+    obs = torch.as_tensor(env.reset()[:4])
+    hidden = obs.clone()
+    hidden[:, OWN_VIEW_INPUTS:] = 1.0 - hidden[:, OWN_VIEW_INPUTS:]  # other hidden cards
+    policy = model.policy
+    with torch.no_grad():
+        actor = policy.mlp_extractor.forward_actor
+        logits = [policy.action_net(actor(policy.extract_features(o))) for o in (obs, hidden)]
+        values = [policy.predict_values(o) for o in (obs, hidden)]
+    assert torch.equal(logits[0], logits[1]) and not torch.equal(values[0], values[1])
+    plain = playable_network(policy)
+    own = NetworkPolicy(plain).logits(obs[:, :OWN_VIEW_INPUTS].numpy())
+    assert np.allclose(own, logits[0].numpy(), atol=1e-6)
+    with torch.no_grad():
+        assert not plain.predict_values(obs[:, :OWN_VIEW_INPUTS]).any()  # the critic is not exported

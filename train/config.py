@@ -32,6 +32,7 @@ from gostop_env.encodings import ENCODINGS
 
 SHIPPED_CONFIGS = Path(__file__).parent / "configs"
 KINDS = ("ppo", "go_stop")
+CRITICS = ("own", "oracle")  # what the value network reads (see train.asymmetric)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class PPOConfig:
     reward: str = "chips"  # or "win": +1 / -1 / 0
     reward_scale: float = 0.1
     card_player: str = "greedy"  # plays the learner's cards when kind = "go_stop"
+    critic: str = "own"  # what the value network reads: "own" (the policy's view) or "oracle" (every card)
+    init: str | None = None  # start from this model (a name or folder) instead of [bc] or random weights
+    value_warmup: int = 0  # the first timesteps train the value network only (the policy is held)
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,7 @@ class TrainConfig:
             raise ValueError("go_stop training reads the vector encoding")
         if self.ppo.timesteps == 0 and self.bc is None:
             raise ValueError("ppo.timesteps = 0 trains by behaviour cloning alone: it needs a [bc] table")
+        self._check_critic_and_start()
         positive = {
             "ppo.envs": self.ppo.envs,
             "ppo.n_steps": self.ppo.n_steps,
@@ -138,6 +143,24 @@ class TrainConfig:
             raise ValueError("opponents.pool needs at least one agent, with weights >= 0 and a positive sum")
         self._check_agents()
 
+    def _check_critic_and_start(self) -> None:
+        if self.ppo.critic not in CRITICS:
+            raise ValueError(f"ppo.critic must be one of {CRITICS}, got {self.ppo.critic!r}")
+        if self.ppo.critic == "oracle" and self.encoding != "vector":
+            raise ValueError("ppo.critic = 'oracle' trains a policy reading the vector encoding (encoding = 'vector')")
+        if self.ppo.init is not None and self.bc is not None:
+            raise ValueError("ppo.init starts from a trained model: leave out the [bc] table, or ppo.init")
+        if self.ppo.value_warmup > self.ppo.timesteps:
+            raise ValueError(
+                f"ppo.value_warmup ({self.ppo.value_warmup}) is more than ppo.timesteps ({self.ppo.timesteps})"
+            )
+
+    @property
+    def network_encoding(self) -> str:
+        """What the trained network reads: ``encoding``, or with the oracle critic ``oracle``
+        (whose first part is the ``vector`` encoding the policy reads)."""
+        return "oracle" if self.ppo.critic == "oracle" else self.encoding
+
     def _check_agents(self) -> None:
         """Every agent name in the config names an agent under these rules (ValueError naming the key)."""
         from gostop.agents.registry import make_agent
@@ -147,11 +170,32 @@ class TrainConfig:
         names += [("eval.against", name) for name in self.eval.against]
         names += [("bc.teacher", self.bc.teacher)] if self.bc is not None else []
         names += [("ppo.card_player", self.ppo.card_player)] if self.kind == "go_stop" else []
+        names += [("ppo.init", f"model:{self.ppo.init}")] if self.ppo.init is not None else []
         for key, name in names:
             try:
                 make_agent(name, rules)
             except ValueError as error:
                 raise ValueError(f"{key}: {error}") from None
+        if self.ppo.init is not None:
+            self._check_init(self.ppo.init)
+
+    def _check_init(self, name: str) -> None:
+        """ValueError unless the model ``ppo.init`` names fits the network this run trains."""
+        from gostop.agents.learned import model_folder, read_meta
+
+        meta = read_meta(model_folder(name))
+        decides = "go_stop" if self.kind == "go_stop" else "all"
+        arch = list(self.ppo.net_arch)
+        found = {
+            "decides": (meta["decides"], decides),
+            "encoding": (meta["encoding"], self.encoding),
+            "policy layers": (meta["network"]["pi"], arch),
+            "value layers": (meta["network"]["vf"], arch),
+            "activation": (meta["network"]["activation"], "tanh"),
+        }
+        for what, (has, needs) in found.items():
+            if has != needs:
+                raise ValueError(f"ppo.init: model {name!r} has {what} {has!r}; this run trains {needs!r}")
 
     @property
     def rules(self) -> Rules:
@@ -212,6 +256,7 @@ LIMITS: dict[str, tuple[float | None, float | None]] = {
     "ppo.clip_range": (1e-12, None),
     "ppo.reward_scale": (1e-12, None),
     "ppo.net_arch": (1, 4096),
+    "ppo.value_warmup": (0, None),
     "opponents.pool": (0, None),
     "opponents.snapshot_every": (0, None),
     "opponents.snapshot_weight": (0, None),
@@ -234,6 +279,7 @@ TYPES = {
     "int": (_is_int, "an integer"),
     "float": (_is_number, "a number"),
     "str": (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string"),
+    "str | None": (lambda v: v is None or (isinstance(v, str) and v.strip() != ""), "a non-empty string"),
     "tuple[int, ...]": (
         lambda v: isinstance(v, tuple) and 1 <= len(v) <= 8 and all(map(_is_int, v)),
         "a list of 1 to 8 integers",

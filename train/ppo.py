@@ -12,6 +12,13 @@ A run (:func:`train`) lives in one folder:
 - ``tb/``: TensorBoard logs (SB3's training figures plus ``eval/*``);
 - ``model/``: the final policy as a model folder, playable as ``model:<run>/model``.
 
+Snapshots, evaluations and checkpoints are taken between updates (at the first rollout
+boundary at or after each multiple of their period), so each holds the weights trained on
+every timestep it is labelled with. PPO starts from random weights, from behaviour cloning
+(``[bc]``) or from a trained model (``ppo.init``); ``ppo.value_warmup`` holds the policy
+while the value network alone trains; ``ppo.critic = "oracle"`` gives the value network
+every hidden card (:mod:`gostop.train.asymmetric`).
+
 With ``ppo.timesteps = 0`` a run is behaviour cloning alone: demonstrations, cloning,
 ``model/``, one evaluation (``bc.json``, ``eval.jsonl``; no checkpoints, nothing to resume).
 
@@ -39,6 +46,7 @@ from gostop_env.files import writable_folder
 from gostop_env.policy import Policy
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool
 
+from .asymmetric import OracleCriticPolicy, is_actor_weight, playable_network
 from .config import TrainConfig
 
 Log = Callable[[str], None]
@@ -66,6 +74,9 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, log:
         model = _new_model(config, env, out)
         if config.bc is not None:
             _behaviour_cloning(config, model, out, progress, log)
+        if config.ppo.init is not None:
+            start_from_model(model.policy, config.ppo.init, config)
+            log(f"starting from model {config.ppo.init}")
     callback = RunCallback(config, out, pool, state, progress, log)
     model.learn(remaining, callback=callback, reset_num_timesteps=not state["checkpoint"], tb_log_name="ppo")
     callback.finish(model)
@@ -80,7 +91,7 @@ def _clone_only(config: TrainConfig, out: Path, resume: bool, progress: bool, lo
     pool = _make_pool(config, {"snapshots": []})
     model = _new_model(config, _make_env(config, pool, seed=config.seed), out)
     _behaviour_cloning(config, model, out, progress, log)
-    folder = save_model(model.policy, out / "model", model_meta(config, 0))
+    folder = save_model(playable_network(model.policy), out / "model", model_meta(config, 0))
     record_evaluation(folder, config, out, 0, log)
     (out / "state.json").write_text(json.dumps({"timesteps": 0, "checkpoint": None, "snapshots": []}) + "\n")
     return out
@@ -152,7 +163,7 @@ def _make_env(config: TrainConfig, pool: OpponentPool, seed: int) -> GoStopVecEn
         config.ppo.envs,
         config.players,
         config.preset,
-        encoding=config.encoding,
+        encoding=config.network_encoding,
         opponents=pool,
         reward_scale=config.ppo.reward_scale,
         seed=seed,
@@ -167,7 +178,7 @@ def _new_model(config: TrainConfig, env: GoStopVecEnv, out: Path) -> Any:
 
     p = config.ppo
     return MaskablePPO(
-        "MlpPolicy",
+        OracleCriticPolicy if p.critic == "oracle" else "MlpPolicy",
         env,
         learning_rate=p.learning_rate,
         n_steps=p.n_steps,
@@ -193,7 +204,7 @@ def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: boo
     bc = config.bc
     teacher = make_agent(bc.teacher, config.rules)
     bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
-    demos = collect(teacher, config.rules, bc.hands, config.seed, config.encoding, progress=bar)
+    demos = collect(teacher, config.rules, bc.hands, config.seed, config.network_encoding, progress=bar)
     if config.kind == "go_stop":
         demos = demos.only(np.flatnonzero(demos.go_stop))
     log(f"behaviour cloning on {len(demos)} decisions of {bc.teacher} ({int(demos.go_stop.sum())} go/stop)")
@@ -211,6 +222,19 @@ def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: boo
     for epoch in history:
         log("  " + ", ".join(f"{k} {v:.4g}" for k, v in epoch.items()))
     (out / "bc.json").write_text(json.dumps({"decisions": len(demos), "epochs": history}, indent=2) + "\n")
+
+
+def start_from_model(policy: Any, name: str, config: TrainConfig) -> None:
+    """Copy the weights of model ``name`` into the new ``policy``: all of them, or with the
+    oracle critic the policy's alone (the saved critic read the player's view)."""
+    from gostop.agents.learned import load_network
+
+    saved = load_network(name, config.rules)[0].network.state_dict()
+    state = policy.state_dict()
+    for key in state:
+        if is_actor_weight(key) or config.ppo.critic == "own":
+            state[key] = saved[key].clone()
+    policy.load_state_dict(state, strict=True)
 
 
 def model_meta(config: TrainConfig, timesteps: int) -> dict[str, Any]:
@@ -277,23 +301,39 @@ class RunCallback(BaseCallback):
             self.bar = tqdm(total=config.ppo.timesteps, initial=done, desc="ppo", unit="step", mininterval=1.0)
 
     def _on_step(self) -> bool:
-        now = self.num_timesteps
         if self.bar is not None:
-            self.bar.update(now - self.bar.n)
+            self.bar.update(self.num_timesteps - self.bar.n)
+        return True
+
+    def _on_rollout_start(self) -> None:
+        """Snapshots, evaluations and checkpoints that are due, taken between updates (here,
+        after the update on the last rollout), so each one holds the weights trained on
+        every timestep it is labelled with."""
+        now = self.num_timesteps
         for what, action in (("snapshot", self._snapshot), ("eval", self._evaluate), ("checkpoint", self._checkpoint)):
             if self.due[what] is not None and now >= self.due[what]:
                 action(self.model, now)
                 self.due[what] = _next(now, self.every[what])
-        return True
+
+    def _on_rollout_end(self) -> None:
+        """Hold the policy during the value warm-up: the updates after the rollouts that end
+        within the first ``ppo.value_warmup`` timesteps train the value network alone."""
+        hold = self.num_timesteps <= self.config.ppo.value_warmup
+        for key, parameter in self.model.policy.named_parameters():
+            if is_actor_weight(key):
+                parameter.requires_grad_(not hold)
 
     def _snapshot(self, model: Any, now: int) -> None:
-        folder = save_model(model.policy, self.out / "snapshots" / f"{now:09d}", model_meta(self.config, now))
+        folder = save_model(
+            playable_network(model.policy), self.out / "snapshots" / f"{now:09d}", model_meta(self.config, now)
+        )
         self.pool.add(_snapshot(folder, self.config))
         self.state["snapshots"].append(str(folder))
         self.pool.set_weights(_league_weights(self.config, len(self.state["snapshots"])))
 
     def _evaluate(self, model: Any, now: int) -> None:
-        self._record_evaluation(save_model(model.policy, self.out / "latest", model_meta(self.config, now)), now)
+        folder = save_model(playable_network(model.policy), self.out / "latest", model_meta(self.config, now))
+        self._record_evaluation(folder, now)
 
     def _record_evaluation(self, folder: Path, now: int) -> None:
         record_evaluation(folder, self.config, self.out, now, self.log, self.logger)
@@ -311,7 +351,7 @@ class RunCallback(BaseCallback):
         now = self.num_timesteps
         if self.state["timesteps"] != now:
             self._checkpoint(model, now)
-        folder = save_model(model.policy, self.out / "model", model_meta(self.config, now))
+        folder = save_model(playable_network(model.policy), self.out / "model", model_meta(self.config, now))
         if self.bar is not None:
             self.bar.close()
         if self.last_eval != now:
