@@ -1,6 +1,7 @@
-"""Two policies over duplicate 2-player deals: a two-agent tournament of policy objects.
+"""Two policies over duplicate deals: a two-agent tournament of policy objects.
 
-:func:`compare` plays each deal twice with the seats swapped, as a tournament does, and
+:func:`compare` plays each 2-player deal twice with the seats swapped, as a tournament
+does (with 3 players, three times, policy A in each seat in turn and B in the other two), and
 reads its figures with the tournament's own code (:func:`~.tournament.records_of`,
 :func:`~.metrics.figures_of`); unlike :func:`~.tournament.run_tournament` it takes policies
 rather than agent names, and plays in one process.
@@ -21,12 +22,13 @@ from .metrics import figures_of
 from .tournament import RECORD_FIELDS, records_of
 
 SEATINGS = ((0, 1), (1, 0))  # lineup 0: A deals first; lineup 1: B does
+SEATINGS_3 = ((0, 1, 1), (1, 0, 1), (1, 1, 0))  # A in seat 0, 1, 2 in turn; B in the others
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Policy A against policy B over duplicate 2-player deals (each deal played twice,
-    seats swapped): A's chips per hand with a 95% interval, and rates."""
+    """Policy A against policy B over duplicate deals (each deal played once per seat of A):
+    A's chips per hand with a 95% interval, and rates."""
 
     deals: int
     chips_per_hand: float
@@ -45,17 +47,16 @@ class Comparison:
 def compare(
     policy_a: Policy, policy_b: Policy, deals: int, seed: int = 0, rules: Rules | None = None, batch_size: int = 2048
 ) -> Comparison:
-    """Duplicate-deal comparison of two policies in 2-player games."""
+    """Duplicate-deal comparison of two policies (2 players; with 3, A against two B's)."""
     rules = rules or Rules()
-    if rules.players != 2:
-        raise ValueError("compare() plays 2-player duplicate deals")
+    seatings = SEATINGS if rules.players == 2 else SEATINGS_3
     rng = np.random.default_rng(seed)
     parts = []
     for start in range(0, deals, batch_size):
         decks = shuffled_decks(rules, rng, min(batch_size, deals - start))
-        for lineup, seating in enumerate(SEATINGS):
+        for lineup, seating in enumerate(seatings):
             batch = play_hands(rules, [(policy_a, policy_b)[a] for a in seating], decks, rng)
             parts.append(records_of(batch, start, lineup))
     records = {name: np.concatenate([np.asarray(p[name]) for p in parts]) for name in RECORD_FIELDS}
-    a = next(f for f in figures_of(records, SEATINGS, ("A", "B")) if f.agent == "A")
+    a = next(f for f in figures_of(records, seatings, ("A", "B")) if f.agent == "A")
     return Comparison(deals, a.chips, a.chips_ci, a.win_rate, a.go_rate)

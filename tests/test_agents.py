@@ -91,6 +91,13 @@ def test_greedy_beats_random_and_simple_over_duplicate_deals():
     assert compare(SimpleGreedy(), RandomPolicy(), 600, seed=5).ci95[0] > 0
 
 
+def test_three_player_compare_seats_a_in_every_seat_against_two_bs():
+    rules = Rules.preset("korean", players=3)
+    level = compare(Greedy(), Greedy(), 300, seed=7, rules=rules)  # each deal's three seats: zero-sum
+    assert abs(level.chips_per_hand) < 1e-9 and level.deals == 300
+    assert compare(Greedy(), RandomPolicy(), 300, seed=8, rules=rules).ci95[0] > 0
+
+
 def test_three_player_hands_run_with_mixed_agents():
     rules = Rules(players=3)
     rng = np.random.default_rng(0)

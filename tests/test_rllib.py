@@ -42,9 +42,30 @@ def test_multi_agent_env_asks_only_the_mover_and_pays_everyone_at_the_end():
 
 
 def test_few_iteration_self_play_run(tmp_path):
+    logs = []
     out = train_rllib(
-        tmp_path / "rllib", 2, log=lambda _: None, train_batch_size=400, minibatch_size=100, epochs=1, hidden=(32, 32)
+        tmp_path / "rllib",
+        2,
+        log=logs.append,
+        eval_deals=30,
+        train_batch_size=400,
+        minibatch_size=100,
+        epochs=1,
+        hidden=(32, 32),
     )
     lines = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
     assert [line["iteration"] for line in lines] == [1, 2] and lines[-1]["env_steps"] >= 800
+    for line in lines:  # measured against greedy after every iteration
+        assert line["ci_low"] <= line["chips_vs_greedy"] <= line["ci_high"]
+    assert all("chips_vs_greedy" in text for text in logs)
     assert (out / "checkpoint").is_dir() and any((out / "checkpoint").iterdir())
+
+
+def test_rllib_policy_plays_only_legal_moves_in_the_toolkits_matches():
+    from gostop.agents.compare import compare
+    from gostop.agents.greedy import Greedy
+    from gostop.train.rllib import RLlibPolicy, ppo_config
+
+    module = ppo_config(hidden=(16,)).get_multi_rl_module_spec(env=make_env({})).build()["shared"]
+    result = compare(RLlibPolicy(module), Greedy(), 20, seed=1)  # an illegal move would raise
+    assert result.deals == 20 and result.ci95[0] <= result.chips_per_hand <= result.ci95[1]

@@ -147,9 +147,16 @@ def _add_training_commands(commands: Any) -> None:
     rllib.add_argument("--out", default="runs/rllib", help="output folder")
     rllib.add_argument("--iterations", type=_positive, default=20, help="PPO iterations")
     rllib.add_argument("--env-runners", type=_natural, default=0, help="rollout processes (0: in the driver)")
+    rllib.add_argument("--envs-per-runner", type=_positive, default=8, help="games stepped together per process")
     _game_options(rllib)
     _seed_option(rllib)
     rllib.add_argument("--batch", type=_positive, default=4000, help="env steps per iteration")
+    rllib.add_argument(
+        "--eval-deals",
+        type=_natural,
+        default=200,
+        help="duplicate deals against greedy after each iteration (0: none)",
+    )
     convert = commands.add_parser(
         "convert-model", help="convert a trusted old-format model folder (policy.pth) to policy.safetensors"
     )
@@ -486,11 +493,13 @@ def _train_rllib(args: argparse.Namespace) -> int:
         args.out,
         args.iterations,
         env_runners=args.env_runners,
+        envs_per_runner=args.envs_per_runner,
         players=args.players,
         preset=args.preset,
         seed=args.seed,
         train_batch_size=args.batch,
         minibatch_size=max(1, args.batch // 8),
+        eval_deals=args.eval_deals,
     )
     print(f"saved the RLlib checkpoint in {out / 'checkpoint'} (figures per iteration: {out / 'progress.jsonl'})")
     return 0
