@@ -1,6 +1,6 @@
 """PettingZoo AEC environment for Go-Stop: one hand per episode, a thin layer over the core.
 
-``env(**kwargs)`` is the wrapped environment (PettingZoo's out-of-bounds and order checks),
+``env(**kwargs)`` is the wrapped environment (PettingZoo's order checks),
 ``raw_env`` the bare class; ``gostop_env.gostop_v0`` exposes both under the versioned name.
 Agents are ``player_0`` (the dealer, first to move), ``player_1`` and, with 3 players,
 ``player_2``. The same agent may act several times in a row (shake then play, a choice,
@@ -59,10 +59,10 @@ from .replay import describe
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Go-Stop AEC environment with PettingZoo's standard wrappers."""
-    wrapped = raw_env(**kwargs)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    """The Go-Stop AEC environment under PettingZoo's order-enforcing wrapper. (PettingZoo's
+    out-of-bounds wrapper is left out: ``raw_env`` checks every action itself, out-of-range
+    ids included, and answers as ``illegal_action`` says, naming the legal actions.)"""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
@@ -92,6 +92,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
         self.reward_scale = float(reward_scale)
         self.possible_agents = [f"player_{i}" for i in range(players)]
+        self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.agents = list(self.possible_agents)
         self._observation_space = gymnasium.spaces.Dict(
             {
@@ -178,7 +179,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             )
         self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
         self.terminations = {a: True for a in self.agents}
-        self._set_infos(Events(self.rules.players), illegal_by=self.possible_agents.index(agent))
+        self._set_infos(Events(self.rules.players), illegal_by=self._seat_of[agent])
         self._accumulate_rewards()
 
     def _after_step(self, events: Events) -> None:
@@ -201,10 +202,15 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         """Every agent's info: the same keys and shapes at every step (module docstring)."""
         self._last_events = events
         players = self.rules.players
+        stolen = np.zeros((players, players), np.uint64)
+        for taker, row in enumerate(events.stolen):
+            for giver, cards in enumerate(row):
+                if cards:
+                    stolen[taker, giver] = bits(cards)
         shared = {
             "event_counts": np.array(events.counts, np.int64),
-            "captured": np.array([bits(c) for c in events.captured], np.uint64),
-            "stolen": np.array([[bits(c) for c in row] for row in events.stolen], np.uint64).reshape(players, players),
+            "captured": np.array([bits(c) if c else 0 for c in events.captured], np.uint64),
+            "stolen": stolen,
             "payments": np.array(self.game.payments, np.int64),
             "result": int(self.game.result),
             "chongtong_hands": self._chongtong[0],
@@ -228,7 +234,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return self.possible_agents[seat]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
+        seat = self._seat_of[agent]
         observation = encode_game(self.game, seat, self.encoding, self._scores)
         if seat != self.game.seat or self.game.done:
             return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}

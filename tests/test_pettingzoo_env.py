@@ -179,3 +179,16 @@ def test_tianshou_collects_episodes_when_installed():
     collector = Collector(policy, DummyVectorEnv([make, make]), VectorReplayBuffer(4000, 2))
     result = collector.collect(n_episode=8, reset_before_collect=True)
     assert result.n_collected_episodes >= 8
+
+
+@pytest.mark.parametrize("action", [125, -1, 10**6])
+def test_out_of_range_actions_are_illegal_actions_in_either_mode(action):
+    strict = gostop_v0.env()
+    strict.reset(seed=3)
+    with pytest.raises(IllegalActionError, match="legal"):
+        strict.step(action)
+    lenient = gostop_v0.env(illegal_action="penalize", illegal_reward=-5.0)
+    lenient.reset(seed=3)
+    mover = lenient.agent_selection
+    lenient.step(action)
+    assert all(lenient.terminations.values()) and lenient.rewards[mover] == -5.0
