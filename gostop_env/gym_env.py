@@ -31,7 +31,7 @@ from .core.actions import integer_action
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .policy import Policy, check_actions, observe, opponent_policies
-from .render import RENDER_MODES, check_render_mode, render_table, unsupported_render
+from .render import RENDER_MODES, check_render_mode, render_frame, render_table, unsupported_render
 
 
 class GoStopEnv(gymnasium.Env):
@@ -120,9 +120,14 @@ class GoStopEnv(gymnasium.Env):
             return np.zeros(NUM_ACTIONS, bool)
         return self.batch.legal_action_mask()[0]
 
-    def render(self) -> str | None:  # type: ignore[override]  # text frames: the "ansi" mode
-        if unsupported_render(self.render_mode):
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+        """The table as text (``"ansi"``; ``"human"`` prints it) or as an image
+        (``"rgb_array"``), as the learner sees it (every card, with the ``oracle`` encoding)."""
+        if unsupported_render(self.render_mode) or self.batch is None:
             return None
+        if self.render_mode == "rgb_array":
+            viewer = None if self.encoding == "oracle" else self.seat
+            return render_frame(self.batch.snapshot(0), self.rules, viewer)
         text = self.render_text()
         if self.render_mode == "human":
             print(text)

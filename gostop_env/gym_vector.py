@@ -37,7 +37,7 @@ class GoStopVectorEnv(LearnerGames, VectorEnv):
 
     def __init__(self, num_envs: int = 1, *args: Any, render_mode: str | None = None, **kwargs: Any):
         LearnerGames.__init__(self, num_envs, *args, **kwargs)
-        self.render_mode = check_render_mode(render_mode)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
 

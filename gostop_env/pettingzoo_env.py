@@ -16,7 +16,8 @@ Options:
     nagari hands into the next hand's payments (default True). illegal_action: ``"raise"``
     (default: IllegalActionError naming the legal actions) or ``"penalize"`` (PettingZoo's
     classic convention: the hand ends, the offender gets ``illegal_reward``, others 0).
-    reward_scale: rewards are chips × this (default 1). render_mode: ``"ansi"`` or ``"human"``.
+    reward_scale: rewards are chips × this (default 1). render_mode: ``"ansi"``, ``"human"`` or
+    ``"rgb_array"`` (an image of the table, :mod:`gostop_env.drawing`).
 
 An action is an integer id (Python or NumPy); anything else (a float, a string) is a
 TypeError in either mode, never rounded.
@@ -54,7 +55,7 @@ from .core.cards import bits
 from .core.deck import check_seed, shuffled_decks, validate_deck
 from .core.rules import check_carry
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
-from .render import RENDER_MODES, check_render_mode, render_snapshot, unsupported_render
+from .render import RENDER_MODES, check_render_mode, render_frame, render_snapshot, unsupported_render
 from .replay import describe
 
 
@@ -241,9 +242,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return {"observation": observation, "action_mask": self._mask_now.copy()}
 
     # ---- rendering -------------------------------------------------------------------------
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The table as the seat to move sees it (every card, with the ``oracle`` encoding):
+        text (``"ansi"``; ``"human"`` prints it) or an image (``"rgb_array"``)."""
         if unsupported_render(self.render_mode) or self.game is None:
             return None
+        if self.render_mode == "rgb_array":
+            viewer = None if self.encoding == "oracle" else self.game.seat
+            return render_frame(self.game.snapshot(), self.rules, viewer)
         text = render_snapshot(self.game.snapshot(), self.rules, viewer=self.game.seat)
         if self.render_mode == "human":
             print(text)

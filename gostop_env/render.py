@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+
+import numpy as np
 
 from .core import GameBatch, Phase
 from .core.actions import CHOOSE
@@ -16,19 +19,20 @@ _DECISIONS = {
 }
 
 
-RENDER_MODES = ["ansi", "human"]
-"""What the environments render: ``"ansi"`` returns the table as text, ``"human"`` prints it."""
+RENDER_MODES = ["ansi", "human", "rgb_array"]
+"""What the environments render: ``"ansi"`` returns the table as text, ``"human"`` prints it,
+``"rgb_array"`` returns it as an image (:mod:`gostop_env.drawing`; needs Pillow)."""
 
 
-def check_render_mode(render_mode: str | None) -> str | None:
-    """Gymnasium's convention for a render mode the environment does not support (such as
-    the ``"rgb_array"`` that SB3's ``make_vec_env`` asks for): a warning, not an error;
-    ``render()`` then warns and returns None. A mode that is not a string is a TypeError."""
+def check_render_mode(render_mode: str | None, supported: Sequence[str] = tuple(RENDER_MODES)) -> str | None:
+    """Gymnasium's convention for a render mode the environment does not support (one not in
+    ``supported``): a warning, not an error; ``render()`` then warns and returns None. A mode
+    that is not a string is a TypeError."""
     if render_mode is not None and not isinstance(render_mode, str):
         raise TypeError(f"render_mode must be a string or None, got {render_mode!r}")
-    if render_mode is not None and render_mode not in RENDER_MODES:
+    if render_mode is not None and render_mode not in supported:
         warnings.warn(
-            f"render_mode {render_mode!r} is not supported (supported: {RENDER_MODES}); render() returns None",
+            f"render_mode {render_mode!r} is not supported (supported: {list(supported)}); render() returns None",
             UserWarning,
             stacklevel=3,
         )
@@ -39,8 +43,16 @@ def unsupported_render(render_mode: str | None) -> bool:
     """True (after a warning) when ``render()`` has nothing to give in ``render_mode``."""
     if render_mode in RENDER_MODES:
         return False
-    warnings.warn(f"render() in render_mode {render_mode!r} gives nothing: use 'ansi' or 'human'", stacklevel=3)
+    warnings.warn(f"render() in render_mode {render_mode!r} gives nothing: use one of {RENDER_MODES}", stacklevel=3)
     return True
+
+
+def render_frame(snap: dict, rules, viewer: int | None) -> np.ndarray:
+    """A game's ``snapshot()`` as an RGB image, ``(640, 960, 3)`` uint8, as seat ``viewer`` sees
+    it (``None``: every hand face up, for an ``oracle`` view)."""
+    from .drawing import table, to_rgb
+
+    return to_rgb(table(snap, rules.players, viewer))
 
 
 def _names(cards) -> str:

@@ -111,19 +111,24 @@ def test_masked_policy_never_takes_an_illegal_action():
         observations, *_ = env.step(actions)
 
 
-def test_unsupported_render_modes_warn_like_gymnasium_so_sb3_make_vec_env_works():
+def test_sb3_make_vec_env_works_and_unsupported_render_modes_warn_like_gymnasium():
     pytest.importorskip("stable_baselines3")
+    import warnings
+
     import gymnasium
     from stable_baselines3.common.env_util import make_vec_env
 
-    with pytest.warns(UserWarning, match="rgb_array"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # SB3 asks for rgb_array, which is supported
         vec = make_vec_env("GoStop-v0", n_envs=2, seed=0)
     assert vec.reset().shape == (2, 571)
-    with pytest.warns(UserWarning, match="rgb_array"):
-        env = gymnasium.make("GoStop-v0", render_mode="rgb_array")
+    env = gymnasium.make("GoStop-v0", render_mode="rgb_array")
     env.reset(seed=1)
+    assert env.render().shape == (640, 960, 3)
+    with pytest.warns(UserWarning, match="depth_array"):
+        unsupported = GoStopEnv(render_mode="depth_array")
     with pytest.warns(UserWarning, match="gives nothing"):
-        assert GoStopEnv(render_mode="rgb_array").render() is None
+        assert unsupported.render() is None
     with pytest.raises(TypeError):
         GoStopEnv(render_mode=3)
 
