@@ -8,6 +8,8 @@
 - ``gostop tournament A B [C ...]``: duplicate-deal tournament, leaderboard and files.
 - ``gostop play --opponent greedy [--players 3]``: play a hand in the terminal.
 - ``gostop replay FILE``: print a saved hand turn by turn.
+- ``gostop serve [--port 8000] [--opponent AGENT] [--replays DIR]``: a web table in the
+  browser to play agents and watch replays (``pip install ".[table]"``).
 - ``gostop train CONFIG``: behaviour cloning and MaskablePPO league training from a TOML
   config (``train/configs/``; ``--set ppo.timesteps=100000`` overrides, ``--resume``).
 - ``gostop go-stop sweep|values``: go/stop studies (threshold sweeps against a reference
@@ -120,12 +122,18 @@ def _add_play_commands(commands: Any) -> None:
     play.add_argument("--save", default=None, help="save the hand as a replay JSON file")
     replay = commands.add_parser("replay", help="print a saved hand turn by turn")
     replay.add_argument("file", help="a replay JSON file (gostop play --save, gostop tournament --replays)")
+    serve = commands.add_parser("serve", help="a web table: play agents, watch replays (pip install '.[table]')")
+    serve.add_argument("--port", type=_positive, default=8000, help="port to listen on")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (only this machine by default)")
+    serve.add_argument("--opponent", default="greedy", help="the default agent at new tables")
+    serve.add_argument("--replays", default=None, help="a folder of replay files to watch")
     simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed))
     deal.set_defaults(run=lambda a: _deal(_rules(a), a.seed))
     compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed))
     tournament.set_defaults(run=_tournament)
     play.set_defaults(run=_play)
     replay.set_defaults(run=lambda a: _replay(a.file))
+    serve.set_defaults(run=_serve)
 
 
 def _add_training_commands(commands: Any) -> None:
@@ -478,6 +486,20 @@ def _values(args: argparse.Namespace) -> int:
             f"| {r['stock_left']} | {r['decisions']} | {r['advantage']:+.2f} | {low:+.2f} .. {high:+.2f} "
             f"| {r['going_pays']:.0%} |"
         )
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError:
+        raise ValueError("serve needs the web table's packages: pip install 'gostop[table]'") from None
+    from gostop.train.table import serve
+
+    if args.replays is not None and not Path(args.replays).is_dir():
+        raise ValueError(f"--replays {args.replays!r} is not a folder")
+    serve(args.host, args.port, args.opponent, args.replays)
     return 0
 
 

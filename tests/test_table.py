@@ -1,0 +1,116 @@
+"""The web table's JSON API (gostop serve), through Starlette's test client: whole hands by
+HTTP with only legal moves, every bad request refused without changing the game, replays
+stepped to the end with the file's payments."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web table needs the table extra")
+pytest.importorskip("httpx2", reason="Starlette's test client needs httpx2")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from gostop.train.table import MAX_GAMES, create_app  # noqa: E402
+from gostop_env.replay import Replay  # noqa: E402
+
+
+@pytest.fixture
+def client(tmp_path):
+    return TestClient(create_app("greedy", replays=tmp_path))
+
+
+def _play_to_the_end(client, body, choose=lambda moves: moves[0]):
+    state = client.post("/api/games", json=body).json()
+    seen_go_stop = []
+    while not state["done"]:
+        assert state["to_move"] == state["your_seat"] and state["moves"]
+        if state["stop_payment"] is not None:
+            seen_go_stop.append(state)
+        move = choose(state["moves"])
+        state = client.post(f"/api/games/{state['id']}/move", json={"action": move["action"]}).json()
+    return state, seen_go_stop
+
+
+@pytest.mark.parametrize("body", [{"seed": 1}, {"players": 3, "preset": "korean", "seed": 2, "seat": 1}])
+def test_a_whole_hand_by_http_against_greedy(client, body):
+    state, _ = _play_to_the_end(client, body)
+    assert state["moves"] == [] and sum(state["payments"]) == 0 and state["svg"].startswith("<svg")
+    replay = Replay.from_dict(state["replay"])
+    assert [seat for seat, _, _ in replay.play()]  # the recorded hand replays, payments checked
+
+
+def test_the_stop_payment_is_what_stopping_pays(client):
+    stop = lambda moves: next((m for m in moves if m["label"] == "stop"), moves[0])  # noqa: E731
+    for seed in range(40):
+        state, go_stops = _play_to_the_end(client, {"seed": seed}, stop)
+        if go_stops:
+            assert go_stops[-1]["stop_payment"] == state["payments"] and sum(state["payments"]) == 0
+            return
+    pytest.fail("no go/stop decision in 40 hands")
+
+
+def test_bad_requests_are_refused_and_change_nothing(client):
+    game = client.post("/api/games", json={"seed": 3}).json()
+    url = f"/api/games/{game['id']}"
+    before = client.get(url).json()
+    legal = {m["action"] for m in before["moves"]}
+    illegal = next(a for a in range(125) if a not in legal)
+    refusals = [
+        (client.post(f"{url}/move", json={"action": illegal}), 409, "not legal"),
+        (client.post(f"{url}/move", json={"action": "1"}), 400, "integer"),
+        (client.post(f"{url}/move", json={"action": 1.0}), 400, "integer"),
+        (client.post(f"{url}/move", json={"move": 1}), 400, "action"),
+        (client.post(f"{url}/move", content=b"{not json"), 400, "not JSON"),
+        (client.post(f"{url}/move", content=b"[1, 2]"), 400, "JSON object"),
+        (client.post("/api/games/999/move", json={"action": 1}), 404, "no game"),
+        (client.get("/api/games/nope"), 404, "no game"),
+        (client.post("/api/games", json={"players": 4}), 400, "players"),
+        (client.post("/api/games", json={"preset": "vegas"}), 400, "preset"),
+        (client.post("/api/games", json={"seat": 2}), 400, "seat"),
+        (client.post("/api/games", json={"opponent": "alpha"}), 400, "unknown agent"),
+        (client.post("/api/games", json={"colour": "red"}), 400, "unknown field"),
+        (client.get("/api/cards/50.svg"), 404, "no card"),
+    ]
+    for response, status, words in refusals:
+        assert response.status_code == status and words in response.json()["error"], response.json()
+    assert client.get(url).json() == before
+
+
+def test_games_kept_in_memory_are_bounded(client):
+    first = client.post("/api/games", json={"seed": 0}).json()["id"]
+    for seed in range(MAX_GAMES):
+        client.post("/api/games", json={"seed": seed})
+    assert client.get(f"/api/games/{first}").status_code == 404
+
+
+def test_replays_step_to_the_end_with_the_files_payments(client, tmp_path):
+    state, _ = _play_to_the_end(client, {"seed": 5})
+    (tmp_path / "hand.json").write_text(json.dumps({"format": "gostop-replay/1", **state["replay"]}))
+    broken = {**state["replay"], "actions": state["replay"]["actions"][:-1]}  # stops before the end
+    (tmp_path / "broken.json").write_text(json.dumps({"format": "gostop-replay/1", **broken}))
+    assert client.get("/api/replays").json() == {"replays": ["broken.json", "hand.json"]}
+    steps = len(state["replay"]["actions"])
+    views = [client.get(f"/api/replays/hand.json?step={k}").json() for k in range(steps + 1)]
+    assert [v["step"] for v in views] == list(range(steps + 1)) and all(v["steps"] == steps for v in views)
+    assert not any(v["done"] for v in views[:-1]) and views[-1]["payments"] == state["payments"]
+    assert views[-1]["recorded_payments"] == state["payments"]
+    assert client.get("/api/replays/broken.json").status_code == 422
+    assert client.get("/api/replays/other.json").status_code == 404
+    assert client.get("/api/replays/..%2Fsecret.json").status_code == 404
+    assert client.get(f"/api/replays/hand.json?step={steps + 1}").status_code == 400
+
+
+def test_the_page_and_the_card_pictures(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "<title>gostop table</title>" in page.text
+    card = client.get("/api/cards/0.svg")
+    assert card.headers["content-type"].startswith("image/svg+xml") and card.text.startswith("<svg")
+    assert client.get("/api/cards/back.svg").status_code == 200
+
+
+def test_serve_refuses_an_unknown_default_agent():
+    with pytest.raises(ValueError, match="unknown agent"):
+        create_app("alpha")

@@ -1,0 +1,134 @@
+"""The web table in a real browser: headless Chromium (Debian's chromium and
+chromium-driver) driven by Selenium plays a hand to the end by clicking and steps through a
+replay; screenshots are saved as test artifacts (``$GOSTOP_TEST_ARTIFACTS``, default
+``test-artifacts/``).
+
+Without Chromium or Selenium the tests skip, except where ``GOSTOP_BROWSER_TESTS=1`` (as
+``.ci/run`` sets, after installing both): there a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+REQUIRED = os.environ.get("GOSTOP_BROWSER_TESTS") == "1"
+ARTIFACTS = Path(os.environ.get("GOSTOP_TEST_ARTIFACTS", "test-artifacts"))
+CHROMIUM_ARGUMENTS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage")
+WINDOW = "--window-size=1280,1800"
+
+
+def _need(present: bool, why: str) -> None:
+    if not present:
+        if REQUIRED:
+            pytest.fail(f"{why} (GOSTOP_BROWSER_TESTS=1: the browser tests must run here)")
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need(shutil.which("chromium") is not None and shutil.which("chromedriver") is not None, "no chromium/chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ModuleNotFoundError:
+        _need(False, "selenium is not installed")
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for argument in (*CHROMIUM_ARGUMENTS, WINDOW):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    pytest.importorskip("uvicorn")
+    import uvicorn
+
+    from gostop.train.table import TableGame, create_app
+    from gostop_env.core import Rules
+
+    replays = tmp_path_factory.mktemp("replays")
+    game = TableGame(Rules(), "greedy", 8, 0)
+    while not game.done:
+        game.move(game.batch.legal_actions(0)[0])
+    (replays / "hand.json").write_text(json.dumps({"format": "gostop-replay/1", **game.state()["replay"]}))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(create_app("greedy", replays), host="127.0.0.1", port=port, log_level="warning")
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if running.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/", game.state()
+    running.should_exit = True
+    thread.join(timeout=10)
+
+
+def _screenshot(driver, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / name))
+    assert (ARTIFACTS / name).stat().st_size > 10_000
+
+
+def test_a_hand_played_to_the_end_by_clicking(browser, server):
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC  # noqa: N812
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, _ = server
+    browser.get(url)
+    browser.find_element(By.ID, "seed").send_keys("11")
+    browser.find_element(By.ID, "new-hand").click()
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move") or d.find_element(By.ID, "done").text)
+    assert browser.find_element(By.CSS_SELECTOR, "#table svg")
+    clicks, deadline = 0, time.time() + 120
+    while not browser.find_element(By.ID, "done").text and time.time() < deadline:
+        buttons = browser.find_elements(By.CSS_SELECTOR, "#moves button.move")
+        if not buttons:
+            time.sleep(0.05)
+            continue
+        try:
+            buttons[0].click()
+        except StaleElementReferenceException:
+            continue
+        wait.until(EC.staleness_of(buttons[0]))
+        clicks += 1
+    done = browser.find_element(By.ID, "done").text
+    assert clicks > 0 and done.startswith("Payments:") and browser.find_element(By.ID, "error").text == ""
+    _screenshot(browser, "table.png")
+
+
+def test_a_replay_stepped_to_the_end(browser, server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, state = server
+    browser.get(url)
+    browser.find_element(By.ID, "show-replays").click()
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay-list a"))
+    browser.find_element(By.CSS_SELECTOR, "#replay-list a").click()
+    steps = len(state["replay"]["actions"])
+    wait.until(lambda d: "step 0 of" in d.find_element(By.ID, "step").text)
+    for k in range(1, steps + 1):
+        browser.find_element(By.ID, "next").click()
+        wait.until(lambda d, k=k: f"step {k} of {steps}" in d.find_element(By.ID, "step").text)
+    payments = ", ".join(str(p) for p in state["payments"])
+    assert browser.find_element(By.ID, "replay-done").text.startswith(f"Payments: {payments}")
+    _screenshot(browser, "replay.png")
