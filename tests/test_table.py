@@ -114,3 +114,17 @@ def test_the_page_and_the_card_pictures(client):
 def test_serve_refuses_an_unknown_default_agent():
     with pytest.raises(ValueError, match="unknown agent"):
         create_app("alpha")
+
+
+def test_the_payment_breakdown_multiplies_to_each_share(client):
+    for seed in range(30):
+        state, _ = _play_to_the_end(client, {"seed": seed})
+        if state["breakdown"]:
+            (row,) = state["breakdown"]  # 2 players: one loser
+            product = 1
+            for _, value in row["factors"]:
+                product *= value
+            assert row["factors"][0][0] == "score + gos" and product == row["share"]
+            assert state["payments"][row["winner"]] in (row["share"], 2 * row["share"])  # 2x: go-bak
+            return
+    pytest.fail("no hand ended by a stop in 30 hands")

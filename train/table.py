@@ -17,8 +17,8 @@ A state: ``svg`` (the table as your seat sees it), ``moves`` (``[{"action", "lab
 "card"}]``, only when it is your decision), ``phase``, ``to_move``, ``your_seat``,
 ``flipped`` (cards turned from the stock since your last decision), ``events`` (readable
 lines, opponents' moves included), ``stop_payment`` (at your go/stop decision: what
-stopping now pays each seat), ``done``, ``payments`` and ``replay`` (the hand as a replay
-file's fields, once over).
+stopping now pays each seat), ``done``, ``payments``, and once over ``replay`` (the hand as
+a replay file's fields) and ``breakdown`` (:func:`payment_breakdown`).
 
 Bad requests get a 4xx answer with ``{"error": ...}`` and change nothing: an unknown game or
 replay (404), a body that is not a JSON object or has wrong fields (400), an illegal move
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from gostop.agents.registry import make_agent
-from gostop_env.core import Phase, Rules, action_name, batch_class
+from gostop_env.core import Phase, Result, Rules, action_name, batch_class
 from gostop_env.core import actions as A
 from gostop_env.core.cards import card_name
 from gostop_env.core.deck import check_seed, shuffled_decks
@@ -136,6 +137,7 @@ class TableGame:
         if self.done:
             state["replay"] = {"rules": self.rules.to_dict(), "deck": self.deck, "actions": self.actions,
                                "carry": 0, "payments": self.batch.payments[0].tolist()}  # fmt: skip
+            state["breakdown"] = payment_breakdown(Replay.from_dict(state["replay"]))
         return state
 
     def _stop_payment(self) -> list[int]:
@@ -143,6 +145,24 @@ class TableGame:
         stopped = self.batch.clone()
         stopped.step([A.STOP])
         return [int(p) for p in stopped.payments[0]]
+
+
+def payment_breakdown(replay: Replay) -> list[dict[str, Any]]:
+    """How a hand that ended by a stop was paid, as the engine computes it: for each loser,
+    the named factors of its share (those other than 1, and the base) and the share before
+    go-bak. Empty for a nagari."""
+    game = replay.game()
+    for action in replay.actions:
+        game.step(action)
+    if game.result != Result.STOP:
+        return []
+    rows = []
+    for loser in (s for s in range(game.rules.players) if s != game.winner):
+        factors = game.share_factors(game.winner, loser)
+        shown = [[name, value] for k, (name, value) in enumerate(factors) if k == 0 or value != 1]
+        share = math.prod(value for _, value in factors)
+        rows.append({"payer": loser, "winner": game.winner, "factors": shown, "share": share})
+    return rows
 
 
 def _moves(legal: list[int]) -> list[dict[str, Any]]:

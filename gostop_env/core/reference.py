@@ -37,6 +37,7 @@ Readings chosen where the rule book leaves room (docs/rules.md §14 lists these 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -531,18 +532,27 @@ class ReferenceGame:
 
     # ---- §9 payment -----------------------------------------------------------------------
     def _share(self, winner: int, loser: int) -> int:
-        """What ``loser`` owes ``winner`` before go-bak (§9)."""
+        """What ``loser`` owes ``winner`` before go-bak (§9): the product of :meth:`share_factors`."""
+        return math.prod(factor for _, factor in self.share_factors(winner, loser))
+
+    def share_factors(self, winner: int, loser: int) -> list[tuple[str, int]]:
+        """What ``loser`` owes ``winner`` before go-bak (§9), as named factors: the base
+        (score plus gos), then each multiplier (1 where it does not apply). Shown by the web
+        table at the end of a hand."""
         rules, won, lost = self.rules, self.reading(winner), self.reading(loser)
         gos = self.gos[winner]
-        chips = (won.score + gos) * self._go_factor(gos)
-        chips *= 2 ** (self.shakes[winner] + (self.bombs[winner] if rules.bomb_bonus else 0))
-        chips *= self._nagari_factor()
-        chips *= 2 if won.animals >= 7 else 1
-        chips *= 2 if won.bright_points > 0 and lost.brights == 0 else 1
         pi_bak = won.junk_value >= 10 and lost.junk_value <= rules.pi_bak_threshold
         if rules.pi_bak_zero_exempt and lost.junk_value == 0:
             pi_bak = False
-        return chips * (2 if pi_bak else 1)
+        return [
+            ("score + gos", won.score + gos),
+            ("go multiplier", self._go_factor(gos)),
+            ("shakes and bombs", 2 ** (self.shakes[winner] + (self.bombs[winner] if rules.bomb_bonus else 0))),
+            ("nagari carry", self._nagari_factor()),
+            ("meong-bak (7 animals)", 2 if won.animals >= 7 else 1),
+            ("gwang-bak (no brights)", 2 if won.bright_points > 0 and lost.brights == 0 else 1),
+            ("pi-bak (few junk)", 2 if pi_bak else 1),
+        ]
 
     def _go_factor(self, gos: int) -> int:
         if self.rules.go_multiplier == "once_over_3":
