@@ -1,23 +1,30 @@
-"""The shipped models (``model:ppo``, ``model:expert``, ``model:expert3``): each loads by
-name, records how it was made, refuses other rules, beats greedy; ``model:ppo`` is playable."""
+"""The shipped models (``model:ppo``, ``model:expert``, ``model:expert_ppo``, ``model:expert3``):
+each loads by name, records how it was made, refuses other rules, beats greedy, decides the
+same whatever the hidden cards; ``model:ppo`` is playable."""
 
 from __future__ import annotations
 
 import io
 import json
 
+import numpy as np
 import pytest
 
 pytest.importorskip("sb3_contrib")
+
+from conftest import hide_differently  # noqa: E402
 
 from gostop.agents.learned import SHIPPED_MODELS, read_meta  # noqa: E402
 from gostop.agents.metrics import agent_figures  # noqa: E402
 from gostop.agents.tournament import TournamentConfig, run_tournament  # noqa: E402
 from gostop.train.cli import main  # noqa: E402
+from gostop_env.core import GameBatch, Rules, random_legal_actions  # noqa: E402
+from gostop_env.encodings import encode  # noqa: E402
 
 SHIPPED = {  # name: (players, preset, the command that made it)
     "ppo": (2, "seed", "gostop train ship"),
     "expert": (2, "seed", "gostop train expert"),
+    "expert_ppo": (2, "seed", "gostop train expert_ppo"),
     "expert3": (3, "korean", "gostop train expert3"),
 }
 
@@ -38,9 +45,27 @@ def test_ppo_was_fine_tuned_and_the_experts_cloned():
     for name in ("expert", "expert3"):
         config = read_meta(SHIPPED_MODELS / name)["trained"]["config"]
         assert config["ppo"]["timesteps"] == 0 and config["bc"]["teacher"] == "search"
+    fine_tuned = read_meta(SHIPPED_MODELS / "expert_ppo")["trained"]
+    assert fine_tuned["timesteps"] >= 5_000_000 and fine_tuned["config"]["ppo"]["init"] == "expert"
 
 
-@pytest.mark.parametrize(("name", "deals"), [("ppo", 400), ("expert", 400), ("expert3", 200)])
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_model_decides_the_same_whatever_the_hidden_cards(name):
+    from gostop.agents.registry import make_agent
+
+    players, preset, _ = SHIPPED[name]
+    rules = Rules.preset(preset, players=players)
+    agent, batch, rng = make_agent(f"model:{name}", rules), GameBatch.from_seed(rules, 5, 48), np.random.default_rng(2)
+    for _ in range(10):
+        live, viewers = ~batch.done, batch.seat.astype(np.int64)
+        changed = hide_differently(batch, viewers, rng)
+        before = agent(encode(batch, viewers)[live], batch.legal_action_mask()[live], np.random.default_rng(0))
+        after = agent(encode(changed, viewers)[live], changed.legal_action_mask()[live], np.random.default_rng(0))
+        assert (before == after).all()
+        batch.step(random_legal_actions(batch.legal_bits, rng))
+
+
+@pytest.mark.parametrize(("name", "deals"), [("ppo", 400), ("expert", 400), ("expert_ppo", 400), ("expert3", 200)])
 def test_shipped_model_beats_greedy_on_a_few_hundred_deals(name, deals):
     """The full checks are in the model cards (20,000 and 5,000 deals); a few hundred
     already put each clear of zero."""
@@ -79,6 +104,6 @@ def test_a_shipped_model_refuses_rules_it_was_not_trained_for(name):
 def test_unknown_shipped_model_lists_what_exists():
     from gostop.agents.registry import make_agent
 
-    with pytest.raises(ValueError, match=r"shipped model: \['expert', 'expert3', 'ppo'\]"):
+    with pytest.raises(ValueError, match=r"shipped model: \['expert', 'expert3', 'expert_ppo', 'ppo'\]"):
         make_agent("model:nope")
     assert json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())["format"] == "gostop-model/2"
