@@ -313,11 +313,29 @@ def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
     partial = folder / (WEIGHTS_FILE + ".partial")
     state = {k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}
     save_file(state, str(partial), metadata={k: str(meta[k]) for k in HEADER_KEYS})
+    stable_header(partial)
     os.replace(partial, folder / WEIGHTS_FILE)
     text = json.dumps({"format": MODEL_FORMAT, **meta}, indent=2) + "\n"
     (folder / (META_FILE + ".partial")).write_text(text)
     os.replace(folder / (META_FILE + ".partial"), folder / META_FILE)
     return folder
+
+
+def stable_header(path: str | Path) -> None:
+    """Rewrite a safetensors file's header metadata in sorted key order, in place. safetensors
+    writes the metadata keys in an order that changes from run to run, so without this two
+    runs that train equal networks would save different bytes (and fingerprints)."""
+    with open(path, "r+b") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+        if "__metadata__" not in header:
+            return
+        header["__metadata__"] = dict(sorted(header["__metadata__"].items()))  # keeps its place
+        text = json.dumps(header, separators=(",", ":")).encode()
+        if len(text) > size:  # the same content, compact: never longer than what safetensors wrote
+            raise ModelError(f"{path}: unexpected safetensors header")
+        f.seek(8)
+        f.write(text.ljust(size, b" "))
 
 
 def model_fingerprint(name_or_path: str, _within: tuple[Path, ...] = ()) -> str:

@@ -501,3 +501,18 @@ def test_the_shipped_model_moves_with_its_folder(tmp_path):
     policy = make_agent(f"model:{tmp_path / 'ppo'}", Rules())
     obs = np.zeros((1, 571), np.float32)
     assert np.array_equal(policy.logits(obs), make_agent("model:ppo", Rules()).logits(obs))
+
+
+def test_saving_one_network_twice_gives_the_same_bytes(tmp_path):
+    """safetensors writes header metadata in a varying order; save_model sorts it, so equal
+    networks have equal files and fingerprints (the shipped ones too)."""
+    from gostop.agents.learned import SHIPPED_MODELS, WEIGHTS_FILE, stable_header
+
+    network = _network()
+    files = [(save_model(network, tmp_path / str(k), META) / WEIGHTS_FILE).read_bytes() for k in range(6)]
+    assert all(f == files[0] for f in files)
+    for shipped in SHIPPED_MODELS.glob(f"*/{WEIGHTS_FILE}"):
+        copy = tmp_path / shipped.parent.name
+        shutil.copy(shipped, copy)
+        stable_header(copy)
+        assert copy.read_bytes() == shipped.read_bytes(), f"{shipped} was not saved with a stable header"
