@@ -74,7 +74,7 @@ HELP = (
 def _ask(batch: GameBatch, seat: int, read: Callable[[str], str], write: Callable[[str], None]) -> int:
     write("")
     write(render_table(batch, 0, viewer=seat))
-    menu = _menu(batch, seat)
+    menu = move_menu(batch, seat)
     listing = "  ".join(f"{i}) {label}" for i, (label, _) in enumerate(menu, start=1))
     write("Your move: " + listing)
     while True:
@@ -94,9 +94,10 @@ def _ask(batch: GameBatch, seat: int, read: Callable[[str], str], write: Callabl
         write(f"{answer!r} is not one of the choices ('help' explains). {listing}")
 
 
-def _menu(batch: GameBatch, seat: int) -> list[tuple[str, int]]:
-    """(label, action) for each distinct legal move: identical cards (two plain junk of a
-    month) are offered once, and shakes and bombs name the cards they show."""
+def move_menu(batch: GameBatch, seat: int) -> list[tuple[str, int]]:
+    """(label, action) for each distinct legal move of game 0: identical cards (two plain
+    junk of a month) are offered once, and shakes and bombs name the cards they show (the
+    terminal's menu and the web table's buttons)."""
     hand = C.cards_of(batch.hands[0, seat])
     menu: dict[str, int] = {}
     for action in batch.legal_actions(0):

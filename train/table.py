@@ -45,6 +45,7 @@ from gostop_env.core import actions as A
 from gostop_env.core.cards import card_name
 from gostop_env.core.deck import check_seed, shuffled_decks
 from gostop_env.drawing import CARD_HEIGHT, CARD_WIDTH, Drawing, card_back, card_face, table, to_svg
+from gostop_env.human import move_menu
 from gostop_env.policy import Policy, check_actions, observe
 from gostop_env.replay import Replay, describe
 
@@ -123,7 +124,7 @@ class TableGame:
         phase = Phase(int(self.batch.phase[0]))
         state = {
             "svg": to_svg(table(self.batch.snapshot(0), self.rules.players, self.seat)),
-            "moves": _moves(self.batch.legal_actions(0)) if mine else [],
+            "moves": _moves(move_menu(self.batch, self.seat)) if mine else [],
             "phase": phase.name.lower(),
             "to_move": None if self.done else self.to_move,
             "your_seat": self.seat,
@@ -165,12 +166,12 @@ def payment_breakdown(replay: Replay) -> list[dict[str, Any]]:
     return rows
 
 
-def _moves(legal: list[int]) -> list[dict[str, Any]]:
-    """The legal moves with labels; a move that plays or picks a card names it."""
+def _moves(menu: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The menu's moves for the page; a move that plays or picks a card names it."""
     moves = []
-    for action in legal:
+    for label, action in menu:
         card = action if action < A.SHAKE else action - A.CHOOSE if A.CHOOSE <= action < A.GO else None
-        moves.append({"action": action, "label": action_name(action), "card": card})
+        moves.append({"action": action, "label": label, "card": card})
     return moves
 
 
