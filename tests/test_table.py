@@ -111,9 +111,14 @@ def test_the_page_and_the_card_pictures(client):
     assert client.get("/api/cards/back.svg").status_code == 200
 
 
-def test_serve_refuses_an_unknown_default_agent():
+def test_serve_refuses_an_unknown_default_agent_and_takes_a_three_player_model():
     with pytest.raises(ValueError, match="unknown agent"):
         create_app("alpha")
+    pytest.importorskip("sb3_contrib")
+    client = TestClient(create_app("model:expert3"))
+    assert client.post("/api/games", json={"players": 3, "preset": "korean", "seed": 1}).status_code == 201
+    refused = client.post("/api/games", json={"seed": 1})  # 2 players, seed rules
+    assert refused.status_code == 400 and "trained for 3 players" in refused.json()["error"]
 
 
 def test_the_payment_breakdown_multiplies_to_each_share(client):

@@ -44,6 +44,7 @@ from gostop_env.core import Phase, Result, Rules, action_name, batch_class
 from gostop_env.core import actions as A
 from gostop_env.core.cards import card_name
 from gostop_env.core.deck import check_seed, shuffled_decks
+from gostop_env.core.rules import PRESETS
 from gostop_env.drawing import CARD_HEIGHT, CARD_WIDTH, Drawing, card_back, card_face, table, to_svg
 from gostop_env.human import move_menu
 from gostop_env.policy import Policy, check_actions, observe
@@ -257,6 +258,19 @@ def card_svg(name: str) -> str:
     return to_svg(drawing)
 
 
+def _check_agent(name: str) -> None:
+    """ValueError unless ``name`` is an agent for some player count and preset (a shipped
+    3-player model is a fine default opponent for 3-player tables)."""
+    errors = []
+    for players, preset in itertools.product((2, 3), PRESETS):
+        try:
+            make_agent(name, Rules.preset(preset, players=players))
+            return
+        except ValueError as error:
+            errors.append(error)
+    raise errors[0]
+
+
 def create_app(opponent: str = "greedy", replays: str | Path | None = None) -> Any:
     """The Starlette application (``opponent``: the default agent; ``replays``: a folder)."""
     from starlette.applications import Starlette
@@ -264,7 +278,7 @@ def create_app(opponent: str = "greedy", replays: str | Path | None = None) -> A
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 
-    make_agent(opponent, Rules())  # an unknown agent name fails here, before serving
+    _check_agent(opponent)  # an unknown agent fails here, before serving
     tables = Tables(opponent, replays)
 
     async def body_of(request: Request) -> dict[str, Any]:
