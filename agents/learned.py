@@ -304,7 +304,7 @@ def describe_network(network: Any) -> dict[str, Any]:
 def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
     """Write ``network`` and its ``meta`` (encoding, players, preset, decides, ...) to ``folder``;
     the architecture is read off the network. Readers never see a half-written file."""
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     meta = {**{k: v for k, v in meta.items() if k not in ("format", "network")}, "network": describe_network(network)}
     check_meta(meta, "model metadata")
@@ -312,8 +312,7 @@ def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / (WEIGHTS_FILE + ".partial")
     state = {k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}
-    save_file(state, str(partial), metadata={k: str(meta[k]) for k in HEADER_KEYS})
-    stable_header(partial)
+    partial.write_bytes(_sorted_metadata(save(state, metadata={k: str(meta[k]) for k in HEADER_KEYS})))
     os.replace(partial, folder / WEIGHTS_FILE)
     text = json.dumps({"format": MODEL_FORMAT, **meta}, indent=2) + "\n"
     (folder / (META_FILE + ".partial")).write_text(text)
@@ -322,20 +321,25 @@ def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
 
 
 def stable_header(path: str | Path) -> None:
-    """Rewrite a safetensors file's header metadata in sorted key order, in place. safetensors
-    writes the metadata keys in an order that changes from run to run, so without this two
-    runs that train equal networks would save different bytes (and fingerprints)."""
-    with open(path, "r+b") as f:
-        size = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(size))
-        if "__metadata__" not in header:
-            return
-        header["__metadata__"] = dict(sorted(header["__metadata__"].items()))  # keeps its place
-        text = json.dumps(header, separators=(",", ":")).encode()
-        if len(text) > size:  # the same content, compact: never longer than what safetensors wrote
-            raise ModelError(f"{path}: unexpected safetensors header")
-        f.seek(8)
-        f.write(text.ljust(size, b" "))
+    """Rewrite a safetensors file with its header metadata in sorted key order, in place
+    (for files saved before :func:`save_model` sorted it)."""
+    path = Path(path)
+    path.write_bytes(_sorted_metadata(path.read_bytes()))
+
+
+def _sorted_metadata(raw: bytes) -> bytes:
+    """A safetensors file's bytes with the header's metadata keys in sorted order. safetensors
+    writes them in an order that changes from save to save, so without this two runs that
+    train equal networks would save different bytes (and fingerprints)."""
+    size = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8 : 8 + size])
+    if "__metadata__" not in header:
+        return raw
+    header["__metadata__"] = dict(sorted(header["__metadata__"].items()))  # keeps its place
+    text = json.dumps(header, separators=(",", ":")).encode()
+    if len(text) > size:  # the same content, compact: never longer than what safetensors wrote
+        raise ModelError("unexpected safetensors header")
+    return raw[:8] + text.ljust(size, b" ") + raw[8 + size :]
 
 
 def model_fingerprint(name_or_path: str, _within: tuple[Path, ...] = ()) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gostop_env.core import GameBatch, Rules, batch_class
-from gostop_env.policy import Policy, check_actions, observe
+from gostop_env.policy import Policy, decide
 
 
 def play_hands(
@@ -54,9 +54,8 @@ def play_out(
         for policy, seats in groups:
             games = np.flatnonzero(~batch.done & np.isin(batch.seat, seats))
             if games.size:
-                seen = observe(policy, batch, games, batch.seat[games])
                 who = f"seat {seats[0]}" if len(seats) == 1 else f"seats {list(seats)}"
-                actions[games] = check_actions(policy(seen, masks[games], rng), masks[games], who)
+                actions[games] = decide(policy, batch, games, masks, rng, who)
         if before_step is not None:
             before_step(batch, actions)
         batch.step(actions)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .core import Phase
-from .core.cards import GODORI_BIRDS, JUNK_VALUE, KIND, MONTH, RAIN_BRIGHT, RIBBON_GROUPS, Kind, card_name
+from .core.cards import GODORI_BIRDS, JUNK_VALUE, KIND, MONTH, MONTH_ABBR, RAIN_BRIGHT, RIBBON_GROUPS, Kind, card_name
 
 CARD_WIDTH, CARD_HEIGHT = 40, 60
 TABLE_WIDTH, TABLE_HEIGHT = 960, 640
@@ -40,7 +40,6 @@ RAIN_RIBBON_COLOUR = "#7d8597"
 SUN, RAIN_SUN, BIRD, ANIMAL_MARK = "#e63946", "#5c677d", "#f4a261", "#6a994e"
 BACK, BACK_INNER = "#9d0208", "#d00000"
 JOKER_BODY, JOKER_GOLD = "#212529", "#ffb703"
-MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 @dataclass(frozen=True)
@@ -98,6 +97,13 @@ def card_back() -> list[Shape]:
         Shape("rect", 0, 0, CARD_WIDTH, CARD_HEIGHT, 4, BACK, INK),
         Shape("rect", 5, 5, CARD_WIDTH - 10, CARD_HEIGHT - 10, 3, BACK_INNER),
     ]
+
+
+def card_picture(card: int | None, background: str = "#ffffff") -> Drawing:
+    """One card on its own canvas (``None``: face down), as the table's card images are served."""
+    drawing = Drawing(CARD_WIDTH, CARD_HEIGHT, background)
+    drawing.add(card_back() if card is None else card_face(card))
+    return drawing
 
 
 def _kind_mark(card: int, kind: Kind) -> list[Shape]:

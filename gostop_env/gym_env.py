@@ -30,7 +30,7 @@ from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules, batc
 from .core.actions import integer_action
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
-from .policy import Policy, check_actions, observe, opponent_policies
+from .policy import Policy, decide, opponent_policies
 from .render import RENDER_MODES, check_render_mode, render_frame, render_table, unsupported_render
 
 
@@ -126,8 +126,7 @@ class GoStopEnv(gymnasium.Env):
         if unsupported_render(self.render_mode) or self.batch is None:
             return None
         if self.render_mode == "rgb_array":
-            viewer = None if self.encoding == "oracle" else self.seat
-            return render_frame(self.batch.snapshot(0), self.rules, viewer)
+            return render_frame(self.batch.snapshot(0), self.rules, self.seat, self.encoding)
         text = self.render_text()
         if self.render_mode == "human":
             print(text)
@@ -143,9 +142,8 @@ class GoStopEnv(gymnasium.Env):
         while not self.batch.done[0] and int(self.batch.seat[0]) != self.seat:
             seat = int(self.batch.seat[0])
             policy = self.opponents[(seat - self.seat) % self.rules.players - 1]
-            observation = observe(policy, self.batch, np.array([0]), np.array([seat]))
             masks = self.batch.legal_action_mask()
-            action = check_actions(policy(observation, masks, self._rng), masks, f"opponent at seat {seat}")
+            action = decide(policy, self.batch, np.array([0]), masks, self._rng, f"opponent at seat {seat}")
             self.batch.step(action)
 
     def _end_hand(self) -> None:

@@ -11,7 +11,7 @@ from .core import actions as A
 from .core import cards as C
 from .core.cards import card_name
 from .core.deck import check_seed, shuffled_decks
-from .policy import Policy, check_actions, observe
+from .policy import Policy, decide
 from .render import render_table
 from .replay import Replay, describe
 
@@ -47,10 +47,7 @@ def play_in_terminal(
             action = _ask(batch, seat, read, write)
         else:
             policy = opponents[(mover - seat) % rules.players - 1]
-            masks = batch.legal_action_mask()
-            action = int(
-                check_actions(policy(observe(policy, batch, np.array([0]), np.array([mover])), masks, rng), masks)[0]
-            )
+            action = int(decide(policy, batch, np.array([0]), batch.legal_action_mask(), rng, f"seat {mover}")[0])
             write(f"seat {mover}: {action_name(action)}")
         before = int(batch.stock_pos[0])
         events = batch.step([action]).game(0)

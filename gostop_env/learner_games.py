@@ -27,7 +27,7 @@ from .core import NUM_ACTIONS, GameBatch, Phase, Rules
 from .core.actions import integer_actions
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
-from .policy import Policy, check_actions, observe, opponent_policies
+from .policy import Policy, check_actions, decide, opponent_policies
 
 REWARDS = ("chips", "win")
 
@@ -239,8 +239,7 @@ class LearnerGames:
         """Fill ``actions`` of the games flagged in ``rows`` with ``policy``'s choices."""
         games = np.flatnonzero(rows)
         if games.size:
-            seen = observe(policy, self.batch, games, self.batch.seat[games])
-            actions[games] = check_actions(policy(seen, masks[games], self._opponent_rng), masks[games], who)
+            actions[games] = decide(policy, self.batch, games, masks, self._opponent_rng, who)
 
     def _observations(self) -> np.ndarray:
         return encode(self.batch, self.learner, self.encoding)

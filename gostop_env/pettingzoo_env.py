@@ -248,8 +248,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if unsupported_render(self.render_mode) or self.game is None:
             return None
         if self.render_mode == "rgb_array":
-            viewer = None if self.encoding == "oracle" else self.game.seat
-            return render_frame(self.game.snapshot(), self.rules, viewer)
+            return render_frame(self.game.snapshot(), self.rules, self.game.seat, self.encoding)
         text = render_snapshot(self.game.snapshot(), self.rules, viewer=self.game.seat)
         if self.render_mode == "human":
             print(text)

@@ -96,6 +96,16 @@ def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -
     return actions
 
 
+def decide(
+    policy: Policy, batch: GameBatch, games: np.ndarray, masks: np.ndarray, rng: np.random.Generator, who: str
+) -> np.ndarray:
+    """``policy``'s actions for ``games`` of ``batch``, each seen by the seat to move there
+    (``masks``: the whole batch's legal-action masks); checked, so an illegal choice is a
+    :class:`PolicyActionError` naming ``who``."""
+    seen = observe(policy, batch, games, batch.seat[games])
+    return check_actions(policy(seen, masks[games], rng), masks[games], who)
+
+
 def opponent_policies(opponents: Policy | Sequence[Policy] | None, players: int) -> list[Policy]:
     """Policy k plays the seat k + 1 places after the learner in turn order."""
     if opponents is None:

@@ -47,12 +47,13 @@ def unsupported_render(render_mode: str | None) -> bool:
     return True
 
 
-def render_frame(snap: dict, rules, viewer: int | None) -> np.ndarray:
-    """A game's ``snapshot()`` as an RGB image, ``(640, 960, 3)`` uint8, as seat ``viewer`` sees
-    it (``None``: every hand face up, for an ``oracle`` view)."""
+def render_frame(snap: dict, rules, seat: int, encoding: str) -> np.ndarray:
+    """A game's ``snapshot()`` as an RGB image, ``(640, 960, 3)`` uint8, as ``seat`` sees it
+    when its observations are in ``encoding``: the ``oracle`` encoding sees every hand, so its
+    image shows every hand face up."""
     from .drawing import table, to_rgb
 
-    return to_rgb(table(snap, rules.players, viewer))
+    return to_rgb(table(snap, rules.players, None if encoding == "oracle" else seat))
 
 
 def _names(cards) -> str:

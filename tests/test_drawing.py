@@ -14,24 +14,18 @@ pytest.importorskip("PIL", reason="rgb_array rendering needs Pillow (the draw ex
 from gostop_env import gostop_v0  # noqa: E402
 from gostop_env.core import GameBatch, Rules, random_legal_actions  # noqa: E402
 from gostop_env.core.cards import JUNK_VALUE, KIND, MONTH, NUM_CARDS, Kind  # noqa: E402
-from gostop_env.drawing import CARD_HEIGHT, CARD_WIDTH, Drawing, card_back, card_face, table, to_rgb, to_svg  # noqa: E402
+from gostop_env.drawing import Drawing, card_face, card_picture, table, to_rgb, to_svg  # noqa: E402
 
 FRAME = (640, 960, 3)
 
 
-def _card_image(shapes) -> np.ndarray:
-    drawing = Drawing(CARD_WIDTH, CARD_HEIGHT, "#ffffff")
-    drawing.add(shapes)
-    return to_rgb(drawing)
-
-
 def test_cards_look_alike_only_when_they_play_alike_and_none_looks_like_the_back():
-    faces = [_card_image(card_face(c)).tobytes() for c in range(NUM_CARDS)]
+    faces = [to_rgb(card_picture(c)).tobytes() for c in range(NUM_CARDS)]
     for a in range(NUM_CARDS):
         for b in range(a + 1, NUM_CARDS):
             if faces[a] == faces[b]:  # only two plain junk cards of one month (11 such pairs)
                 assert MONTH[a] == MONTH[b] and JUNK_VALUE[a] == JUNK_VALUE[b] == 1 and KIND[a] == Kind.JUNK
-    assert len(set(faces)) == 39 and _card_image(card_back()).tobytes() not in faces
+    assert len(set(faces)) == 39 and to_rgb(card_picture(None)).tobytes() not in faces
 
 
 def test_svg_is_well_formed_and_names_each_month_and_the_jokers():

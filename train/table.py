@@ -42,18 +42,17 @@ import numpy as np
 from gostop.agents.registry import make_agent
 from gostop_env.core import Phase, Result, Rules, action_name, batch_class
 from gostop_env.core import actions as A
-from gostop_env.core.cards import card_name
+from gostop_env.core.cards import NUM_CARDS, card_name
 from gostop_env.core.deck import check_seed, shuffled_decks
 from gostop_env.core.rules import PRESETS
-from gostop_env.drawing import CARD_HEIGHT, CARD_WIDTH, Drawing, card_back, card_face, table, to_svg
+from gostop_env.drawing import card_picture, table, to_svg
 from gostop_env.human import move_menu
-from gostop_env.policy import Policy, check_actions, observe
+from gostop_env.policy import Policy, decide
 from gostop_env.replay import Replay, describe
 
 PAGE = Path(__file__).parent / "table_page.html"
 MAX_GAMES = 100
 MAX_BODY_BYTES = 10_000
-NUM_CARDS = 50
 
 
 class TableError(Exception):
@@ -106,9 +105,10 @@ class TableGame:
         while not self.done and self.to_move != self.seat:
             mover = self.to_move
             policy = self.policies[(mover - self.seat) % self.rules.players - 1]
-            masks = self.batch.legal_action_mask()
-            seen = observe(policy, self.batch, np.array([0]), np.array([mover]))
-            self._step(int(check_actions(policy(seen, masks, self.rng), masks)[0]), f"seat {mover}")
+            action = decide(
+                policy, self.batch, np.array([0]), self.batch.legal_action_mask(), self.rng, f"seat {mover}"
+            )
+            self._step(int(action[0]), f"seat {mover}")
 
     def _step(self, action: int, who: str) -> None:
         before = int(self.batch.stock_pos[0])
@@ -180,7 +180,8 @@ def _replay_state(replay: Replay, step: int) -> dict[str, Any]:
     """A replay after ``step`` of its actions, every hand face up."""
     game = replay.game()
     events = describe(game.deal_events, game.rules.players)
-    for seat, action in zip(_seats(replay), replay.actions[:step], strict=False):
+    for action in replay.actions[:step]:
+        seat = game.seat
         events = [f"seat {seat}: {action_name(action)}"] + describe(game.step(action), game.rules.players)
     return {
         "svg": to_svg(table(game.snapshot(), game.rules.players, None)),
@@ -191,10 +192,6 @@ def _replay_state(replay: Replay, step: int) -> dict[str, Any]:
         "payments": list(game.payments) if game.done else None,
         "recorded_payments": replay.payments,
     }
-
-
-def _seats(replay: Replay) -> list[int]:
-    return [seat for seat, _, _ in replay.play()]
 
 
 class Tables:
@@ -239,7 +236,8 @@ class Tables:
         assert self.replays is not None
         try:
             replay = Replay.load(self.replays / name)
-            _seats(replay)  # plays it through: the actions must be legal and the payments agree
+            for _ in replay.play():  # played through: the actions must be legal and the payments agree
+                pass
         except (TypeError, ValueError) as error:
             raise TableError(422, f"{name} does not replay: {error}") from None
         return replay
@@ -247,15 +245,9 @@ class Tables:
 
 def card_svg(name: str) -> str:
     """One card (``"back"`` or an id 0..49) as an SVG document."""
-    if name == "back":
-        shapes = card_back()
-    elif name.isdigit() and int(name) < NUM_CARDS:
-        shapes = card_face(int(name))
-    else:
+    if name != "back" and not (name.isdigit() and int(name) < NUM_CARDS):
         raise TableError(404, f"no card {name!r}: ids 0..{NUM_CARDS - 1} or 'back'")
-    drawing = Drawing(CARD_WIDTH, CARD_HEIGHT, "#ffffff")
-    drawing.add(shapes)
-    return to_svg(drawing)
+    return to_svg(card_picture(None if name == "back" else int(name)))
 
 
 def _check_agent(name: str) -> None:

@@ -75,10 +75,10 @@ def card_name(card: int) -> str:
         raise ValueError(f"unknown card id {card}: ids are 0..{NUM_CARDS - 1}")
     if card >= NUM_MONTH_CARDS:
         return CARD_NAMES[card]
-    return f"{_MONTH_ABBR[MONTH[card]]} {CARD_NAMES[card]}"
+    return f"{MONTH_ABBR[MONTH[card]]} {CARD_NAMES[card]}"
 
 
-_MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def bits(cards: Iterable[int]) -> int:
