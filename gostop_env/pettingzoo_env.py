@@ -1,7 +1,8 @@
 """PettingZoo AEC environment for Go-Stop: one hand per episode, a thin layer over the core.
 
-``env(**kwargs)`` is the wrapped environment (PettingZoo's order checks),
-``raw_env`` the bare class; ``gostop_env.gostop_v0`` exposes both under the versioned name.
+``env(**kwargs)`` is the environment, ``raw_env`` its class (the same object: it makes
+PettingZoo's order checks itself, see :func:`env`); ``gostop_env.gostop_v0`` exposes both
+under the versioned name.
 Agents are ``player_0`` (the dealer, first to move), ``player_1`` and, with 3 players,
 ``player_2``. The same agent may act several times in a row (shake then play, a choice,
 go/stop). No rule is decided here: the hand is a
@@ -47,7 +48,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable, AECIterator
+from pettingzoo.utils.env_logger import EnvLogger
 
 from .core import NUM_ACTIONS, Events, IllegalActionError, Phase, ReferenceGame, Rules
 from .core.actions import integer_action
@@ -60,10 +62,32 @@ from .replay import describe
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Go-Stop AEC environment under PettingZoo's order-enforcing wrapper. (PettingZoo's
-    out-of-bounds wrapper is left out: ``raw_env`` checks every action itself, out-of-range
-    ids included, and answers as ``illegal_action`` says, naming the legal actions.)"""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    """The Go-Stop AEC environment. PettingZoo's default wrappers are not needed, so none is
+    added: ``raw_env`` makes the order checks of PettingZoo's ``OrderEnforcingWrapper`` itself
+    (the same errors: ``step``, ``observe``, ``render`` or ``agent_iter`` before ``reset``; a
+    loop over ``agent_iter`` that does not step; a warning for a step after every agent is
+    done) and checks every action itself (out-of-range ids included), answering as
+    ``illegal_action`` says and naming the legal actions. Without a wrapper, every attribute
+    read is a plain one: the wrapper's forwarding cost more than a tenth of a decision."""
+    return raw_env(**kwargs)
+
+
+class _CheckedIterable(AECIterable):
+    """What ``raw_env.agent_iter`` returns: iterates with :class:`_CheckedIterator`."""
+
+    def __iter__(self) -> _CheckedIterator:
+        return _CheckedIterator(self.env, self.max_iter)
+
+
+class _CheckedIterator(AECIterator):
+    """``agent_iter``'s iterator with the order wrapper's check that each turn steps."""
+
+    def __next__(self) -> str:
+        agent: str = super().__next__()
+        if not self.env._stepped:
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        self.env._stepped = False
+        return agent
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
@@ -108,6 +132,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._scores: list[int] = []
         self._chongtong = (0, self._no_payments())  # chongtong deals skipped before this hand, their payments
         self._last_events = Events(players)
+        self._has_reset = False  # PettingZoo's order checks (see env())
+        self._stepped = False  # a step or reset since agent_iter last gave an agent
 
     # ---- spaces ------------------------------------------------------------------------
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
@@ -120,6 +146,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new hand. ``options``: ``{"deck": [...]}`` deals that deck order (top card
         first), ``{"carry": n}`` sets the nagari carry."""
+        self._has_reset = self._stepped = True
         if seed is not None:
             self._rng = np.random.default_rng(check_seed(seed))
             self._carry = 0
@@ -153,7 +180,18 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             skipped.append(list(self.game.payments))
             self._carry = 0
 
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _CheckedIterable(self, max_iter)
+
     def step(self, action: int | None) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        self._stepped = True
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -235,6 +273,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return self.possible_agents[seat]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
         seat = self._seat_of[agent]
         observation = encode_game(self.game, seat, self.encoding, self._scores)
         if seat != self.game.seat or self.game.done:
@@ -245,6 +285,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def render(self) -> str | np.ndarray | None:
         """The table as the seat to move sees it (every card, with the ``oracle`` encoding):
         text (``"ansi"``; ``"human"`` prints it) or an image (``"rgb_array"``)."""
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
         if unsupported_render(self.render_mode) or self.game is None:
             return None
         if self.render_mode == "rgb_array":

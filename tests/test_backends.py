@@ -109,3 +109,23 @@ def test_compiled_action_picker_picks_what_numpy_picks(players):
         assert all((p == picks[0]).all() for p in picks[1:])
         batch.step(picks[0])
     assert batch.done.any()
+
+
+@needs_numba
+def test_compiled_bit_helpers_match_plain_python():
+    """The LLVM bit intrinsics and both rank-selects (``pdep`` where the CPU has BMI2, the
+    loop everywhere) against plain Python on random words, 0 and the top bit included."""
+    from gostop_env.core import compiled as K
+
+    rng = np.random.default_rng(9)
+    words = [0, 1, 1 << 63, (1 << 64) - 1, *(int(w) for w in rng.integers(0, 2**63, 300, dtype=np.uint64))]
+    selects = [K.select_bit_by_loop] + ([K.select_bit_by_pdep] if K.HAS_PDEP else [])
+    for word in words:
+        w = np.uint64(word)
+        set_bits = [b for b in range(64) if word >> b & 1]
+        assert K.popcount(w) == len(set_bits)
+        assert K.bit_index(w) == (set_bits[0] if set_bits else 64)
+        assert int(K.highest_bit(w)) == (1 << set_bits[-1] if set_bits else 0)
+        for rank in (0, len(set_bits) // 2, max(len(set_bits) - 1, 0)):
+            for select in selects:
+                assert select(w, rank) == (set_bits[rank] if set_bits else 64)

@@ -180,3 +180,25 @@ def test_tianshou_collects_episodes_when_installed():
     collector = Collector(policy, DummyVectorEnv([make, make]), VectorReplayBuffer(4000, 2))
     result = collector.collect(n_episode=8, reset_before_collect=True)
     assert result.n_collected_episodes >= 8
+
+
+def test_env_makes_pettingzoos_order_checks_itself(caplog):
+    """env() has no wrapper: the order wrapper's errors come from the env itself."""
+    env = gostop_v0.env()
+    assert env.unwrapped is env
+    for call in (lambda: env.step(0), lambda: env.observe("player_0"), env.render, env.agent_iter):
+        with pytest.raises(AssertionError, match="reset"):
+            call()
+    with pytest.raises(AttributeError):
+        env.agent_selection  # noqa: B018 (an attribute read is the check)
+    env.reset(seed=3)
+    iterator = iter(env.agent_iter())
+    next(iterator)
+    with pytest.raises(AssertionError, match="step"):
+        next(iterator)  # a loop over agent_iter that never steps
+    while env.agents:
+        agent = env.agent_selection
+        done = env.terminations[agent] or env.truncations[agent]
+        env.step(None if done else int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+    env.step(None)  # PettingZoo's logged warning, and nothing else
+    assert "step() called after all agents are terminated" in caplog.text

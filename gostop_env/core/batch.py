@@ -243,14 +243,14 @@ class GameBatch:
         carry = check_carry(carry)
         if carry.shape not in ((), (index.size,)):
             raise ValueError(f"carry must be one integer or one per game ({index.size}), got shape {carry.shape}")
-        self._new_events()
-        self._deal_cards(index, decks, carry)
+        events = self._deal_cards(index, decks, carry)
         self._legal_changed()
-        return self._events.rows(index)
+        return events
 
-    def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> None:
+    def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> BatchEvents:
         """Every field of games ``index`` to its initial value, the cards of ``decks`` dealt, and
-        what the deal decides (§3) done."""
+        what the deal decides (§3) done; returns the deal events of those games."""
+        self._new_events()
         for name, field in STATE_FIELDS.items():
             if name != "stock":  # overwritten below
                 getattr(self, name)[index] = field.initial
@@ -263,6 +263,7 @@ class GameBatch:
         self.hands[index] = dealt[:, :players]
         self.layout[index] = dealt[:, players]
         self._deal(index)
+        return self._events.rows(index)
 
     @staticmethod
     def pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:

@@ -24,15 +24,19 @@ from collections import namedtuple
 from typing import Any
 
 import numba
+import numba.core.cgutils
+import numba.extending
 import numpy as np
+from llvmlite import binding as llvm_binding
+from llvmlite import ir as llvm_ir
 
 from . import actions as A
 from . import bitboard
 from . import cards as C
 from .actions import Phase
 from .batch import STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
-from .bitboard import M1, M2, NIBBLE_LOW
-from .events import Event
+from .bitboard import NIBBLE_LOW
+from .events import BatchEvents, Event
 from .outcomes import Outcome, Result
 from .rules import Rules
 from .scoring import BIT32, BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
@@ -87,8 +91,8 @@ def rule_options(rules: Rules) -> np.ndarray:
 
 # ---- constants, typed for numba (uint64 mixed with int64 would become float64) -------------
 U = np.uint64
-U0, U1, U2, U4, U15 = U(0), U(1), U(2), U(4), U(15)
-M4, H01 = U(0x0F0F0F0F0F0F0F0F), U(0x0101010101010101)  # popcount's last masks (M1, M2: bitboard's)
+U0, U1, U2, U15 = U(0), U(1), U(2), U(15)
+U63 = U(63)
 JOKER_BITS, BRIGHTS, ANIMALS, RIBBONS = U(C.JOKER_BITS), U(C.BRIGHTS), U(C.ANIMALS), U(C.RIBBONS)
 PLAIN_JUNK, VALUE2_JUNK, VALUE3_JUNK = U(C.PLAIN_JUNK), U(C.VALUE2_JUNK), U(C.VALUE3_JUNK)
 RAIN_SHIFT = U(C.RAIN_BRIGHT)
@@ -119,7 +123,64 @@ inline = numba.njit(cache=True, nogil=True, inline="always", **WITHOUT_RUNTIME)
 pass every state array by value (a few hundred words) and cost more than the work it does."""
 
 
-# ---- bit helpers ---------------------------------------------------------------------------------
+# ---- bit helpers: LLVM's bit-counting intrinsics (one instruction where the CPU has it) ---------
+intrinsic: Any = numba.extending.intrinsic
+"""numba's decorator for functions written in LLVM IR (untyped here: mypy would read the
+typing context argument it passes as one the caller must give)."""
+UINT64_OF_UINT64 = numba.types.uint64(numba.types.uint64)
+
+
+def _bit_count(name: str) -> Any:
+    """Code for ``llvm.<name>.i64`` (``cttz`` and ``ctlz`` with is-zero-poison False: 0 gives 64)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        i64, i1 = llvm_ir.IntType(64), llvm_ir.IntType(1)
+        if name == "ctpop":
+            return builder.call(builder.module.declare_intrinsic("llvm.ctpop", [i64]), [args[0]])
+        function = builder.module.declare_intrinsic(f"llvm.{name}", [i64, i1])
+        return builder.call(function, [args[0], llvm_ir.Constant(i1, 0)])
+
+    return codegen
+
+
+@intrinsic
+def _ctpop(typingctx: Any, x: Any) -> Any:
+    """Set bits of a uint64."""
+    return UINT64_OF_UINT64, _bit_count("ctpop")
+
+
+@intrinsic
+def _cttz(typingctx: Any, x: Any) -> Any:
+    """Trailing zeros of a uint64 (64 for 0)."""
+    return UINT64_OF_UINT64, _bit_count("cttz")
+
+
+@intrinsic
+def _ctlz(typingctx: Any, x: Any) -> Any:
+    """Leading zeros of a uint64 (64 for 0)."""
+    return UINT64_OF_UINT64, _bit_count("ctlz")
+
+
+HAS_PDEP = "+bmi2" in llvm_binding.get_host_cpu_features().flatten().split(",")
+"""Whether this CPU has BMI2's ``pdep`` (x86-64 since Haswell / Zen): the rank-select of
+``random_actions`` uses it where present, and a loop over set bits elsewhere."""
+
+
+@intrinsic
+def _pdep(typingctx: Any, x: Any, mask: Any) -> Any:
+    """x86 BMI2 ``pdep``: the low bits of ``x`` deposited at the set bits of ``mask``."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        word = llvm_ir.IntType(64)
+        cgutils: Any = numba.core.cgutils
+        function = cgutils.get_or_insert_function(
+            builder.module, llvm_ir.FunctionType(word, [word, word]), "llvm.x86.bmi.pdep.64"
+        )
+        return builder.call(function, args)
+
+    return numba.types.uint64(numba.types.uint64, numba.types.uint64), codegen
+
+
 @jit
 def bit(card: int) -> Any:
     """The bitboard of one card; card -1 gives 0."""
@@ -128,17 +189,39 @@ def bit(card: int) -> Any:
 
 @jit
 def popcount(x: Any) -> int:
-    x = x - ((x >> U1) & M1)
-    x = (x & M2) + ((x >> U2) & M2)
-    x = (x + (x >> U4)) & M4
-    return int((x * H01) >> U(56))
+    return int(_ctpop(U(x)))
+
+
+@jit
+def bit_index(x: Any) -> int:
+    """The index of the lowest set bit of ``x`` (64 for 0)."""
+    return int(_cttz(U(x)))
 
 
 @jit
 def highest_bit(x: Any) -> Any:
-    while x & (x - U1):
-        x &= x - U1
-    return x
+    """The highest set bit of ``x`` as a board (0 for 0)."""
+    return U1 << (U63 - _ctlz(U(x))) if x else U0
+
+
+@jit
+def select_bit_by_pdep(word: Any, rank: int) -> int:
+    """The index of the ``rank``-th (from 0) set bit of ``word`` (fewer set bits: 64), by
+    BMI2's ``pdep``: one instruction, no branch (needs ``HAS_PDEP``)."""
+    return bit_index(_pdep(U1 << U(rank), U(word)))
+
+
+@jit
+def select_bit_by_loop(word: Any, rank: int) -> int:
+    """:func:`select_bit_by_pdep` on any CPU: drop the lowest set bit ``rank`` times."""
+    for _ in range(rank):
+        word &= word - U1
+    return bit_index(word)
+
+
+select_bit = select_bit_by_pdep if HAS_PDEP else select_bit_by_loop
+"""The rank-select of ``random_actions``: ``pdep`` where the CPU has it (random play's
+varying loop counts cost more in mispredicted branches than the rest of the pick)."""
 
 
 # bitboard's own helpers, compiled: their uint64 expressions work on scalars as on arrays
@@ -691,10 +774,8 @@ def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
             actions[i] = A.NO_ACTION
             continue
         rank = int(draws[i] * total)
-        word, base = (low, 0) if rank < in_low else (high, 64)
-        for _ in range(rank - (0 if rank < in_low else in_low)):
-            word &= word - U1  # drop the lowest set bit
-        actions[i] = base + popcount(lowest_bit(word) - U1)
+        in_high = rank >= in_low
+        actions[i] = 64 * in_high + select_bit(high if in_high else low, rank - in_low * in_high)
 
 
 def _legal_of_all(s: Any, legal: Any, chunks: int) -> None:
@@ -744,6 +825,13 @@ def random_actions(legal_bits: np.ndarray, draws: np.ndarray, loops: dict[str, A
 
 
 @functools.cache
+def _deal_columns(players: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_dealt_columns`` as the deal kernel's int64 arrays."""
+    columns, starts = _dealt_columns(players)
+    return columns.astype(np.int64), starts.astype(np.int64)
+
+
+@functools.cache
 def match_tables(choice_rule: str) -> Any:
     """§5's match tables of the NumPy core as one kernel argument."""
     tables = _match_tables(choice_rule)
@@ -764,6 +852,7 @@ class CompiledGameBatch(GameBatch):
 
     _kernel_state: Any = None  # the state arrays as a kernel argument ...
     _kernel_rows: Any = None  # ... and as byte rows (_byte_rows); both dropped when an array is replaced
+    _scratch: BatchEvents | None = None  # the deal kernel's events (_deal_scratch)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in STATE_FIELDS:
@@ -800,11 +889,21 @@ class CompiledGameBatch(GameBatch):
         rows: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] = self._kernel_rows
         return rows
 
-    def _arguments(self) -> tuple[Any, Any, Any]:
-        """(state, this step's events, §5's match tables) as kernel arguments."""
-        e = self._events
-        events = EventArrays(e.counts, e.captured, e.stolen, e.payments)
-        return self._state(), events, match_tables(self.rules.choice_rule)
+    def _arguments(self, events: BatchEvents | None = None) -> tuple[Any, Any, Any]:
+        """(state, events (default: this step's), §5's match tables) as kernel arguments."""
+        e = self._events if events is None else events
+        event_arrays = EventArrays(e.counts, e.captured, e.stolen, e.payments)
+        return self._state(), event_arrays, match_tables(self.rules.choice_rule)
+
+    def _deal_scratch(self) -> BatchEvents:
+        """Events of every game, all zero between deals: the deal kernel writes the dealt
+        games' rows, which are copied out and zeroed again (a new buffer of the whole batch
+        for each deal would cost more than dealing a few hundred games)."""
+        scratch = self._scratch
+        if scratch is None:
+            scratch = BatchEvents.empty(len(self), self.rules.players)
+            object.__setattr__(self, "_scratch", scratch)
+        return scratch
 
     @property
     def legal_bits(self) -> np.ndarray:
@@ -822,21 +921,25 @@ class CompiledGameBatch(GameBatch):
         self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), legal, self.chunks())
         self._legal = legal
 
-    def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> None:
+    def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> BatchEvents:
         legal = np.zeros((len(self), 2), U) if self._legal is None else self._legal.copy()
-        columns, starts = _dealt_columns(self.rules.players)
+        columns, starts = _deal_columns(self.rules.players)
         deal = DealArrays(
             np.ascontiguousarray(index, np.int64),
             np.ascontiguousarray(decks, np.int8),
             np.ascontiguousarray(np.broadcast_to(carry, index.shape), np.int64),
-            columns.astype(np.int64),
-            starts.astype(np.int64),
+            columns,
+            starts,
         )
+        scratch = self._deal_scratch()
         self.kernels["_deal_games"](
-            *self._arguments(), *self._byte_rows(), deal, rule_options(self.rules), legal, self.chunks()
+            *self._arguments(scratch), *self._byte_rows(), deal, rule_options(self.rules), legal, self.chunks()
         )
         if self._legal is not None:
             self._legal = legal  # the dealt games' rows rewritten
+        events = scratch.rows(index)
+        scratch.clear_rows(index)
+        return events
 
     def _legal_changed(self) -> None:
         """Nothing to forget: ``_deal_cards`` rewrote the dealt games' legal words."""

@@ -94,7 +94,13 @@ class BatchEvents:
 
     def rows(self, index: np.ndarray) -> BatchEvents:
         """The events of games ``index`` as a smaller batch."""
-        return BatchEvents(self.counts[index], self.captured[index], self.stolen[index], self.payments[index])
+        arrays = (self.counts, self.captured, self.stolen, self.payments)
+        return BatchEvents(*(np.take(array, index, axis=0) for array in arrays))
+
+    def clear_rows(self, index: np.ndarray) -> None:
+        """Zero the events of games ``index`` (a buffer reused from step to step)."""
+        for array in (self.counts, self.captured, self.stolen, self.payments):
+            array[index] = 0
 
     def game(self, i: int) -> Events:
         """Game ``i``'s events as an :class:`Events`."""
