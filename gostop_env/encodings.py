@@ -295,42 +295,55 @@ def encode_game(game, viewer: int, name: str = "vector", scores: list[int] | Non
     (the single-game environments' fast path; ``scores`` may pass ``game.scores()``)."""
     if name not in ENCODINGS:
         raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
-    boards, counters = _game_boards(game, viewer), _game_counters(game, viewer, scores)
-    flags = np.unpackbits(np.array(boards, "<u8").view(np.uint8).reshape(len(boards), 8), axis=1, bitorder="little")[
-        :, :CARDS
-    ].astype(np.float32)
+    sections = _game_sections(game, viewer)
+    counters = _game_counters(game, viewer, scores)
     if name == "tokens":
+        flags = np.zeros((len(sections), CARDS), np.float32)
+        flags.reshape(-1)[_flag_index(sections)] = 1.0
         location = flags[: len(CARD_LOCATIONS)].T
         cards = np.concatenate([location, flags[len(CARD_LOCATIONS)][:, None], _STATIC], axis=1)
         context = np.zeros(CONTEXT_ROWS * TOKEN_WIDTH, np.float32)
         context[:COUNTERS_SIZE] = counters
         return np.concatenate([cards, context.reshape(CONTEXT_ROWS, TOKEN_WIDTH)])
-    parts = [flags[: len(CARD_LOCATIONS) + 1].reshape(-1), np.asarray(counters, np.float32)]
+    observation = np.zeros(encoding_size(name), np.float32)
+    shown = len(CARD_LOCATIONS) + 1  # the card sections and the choice, then the counters
+    observation[_flag_index(sections[:shown])] = 1.0
+    observation[shown * CARDS : shown * CARDS + COUNTERS_SIZE] = counters
     if name == "oracle":
-        parts += [flags[len(CARD_LOCATIONS) + 1 :].reshape(-1), _stock_order(game)]
-    return np.concatenate(parts)
+        hidden = shown * CARDS + COUNTERS_SIZE  # the oracle's two hands, then the stock order
+        observation[[hidden + i for i in _flag_index(sections[shown:])]] = 1.0
+        observation[hidden + 2 * CARDS :] = _stock_order(game)
+    return observation
 
 
-def _bits(cards) -> int:
-    board = 0
-    for card in cards:
-        board |= 1 << card
-    return board
+_NO_CARDS: frozenset[int] = frozenset()
+_DECKS = {size: frozenset(range(size)) for size in range(C.NUM_MONTH_CARDS, CARDS + 1)}
+_ROW_STARTS = [(row * CARDS).__add__ for row in range(len(CARD_LOCATIONS) + 3)]
+_CHOOSING = (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP)
 
 
-def _game_boards(game, viewer: int) -> list[int]:
-    """Card sections (as in ``CARD_LOCATIONS``), the choice, and the oracle's two hands."""
-    players = game.rules.players
-    seat = [(viewer + k) % players if k < players else None for k in range(3)]
-    hand = [_bits(game.hands[s]) if s is not None else 0 for s in seat]
-    pile = [_bits(game.piles[s]) if s is not None else 0 for s in seat]
-    shown = [_bits(game.revealed[s] & game.hands[s]) if s is not None else 0 for s in seat]
-    layout, taken = _bits(game.layout), _bits(game.taken)
-    seen = hand[0] | layout | taken | pile[0] | pile[1] | pile[2] | shown[1] | shown[2]
-    unseen = ((1 << game.rules.deck_size) - 1) & ~seen
-    choosing = game.phase in (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP)
-    choice = _bits(game.candidates) if choosing else 0
-    return [hand[0], layout, taken, pile[0], pile[1], pile[2], shown[1], shown[2], unseen, choice, hand[1], hand[2]]
+def _game_sections(game, viewer: int) -> tuple[set[int] | frozenset[int], ...]:
+    """The cards of each card section (as in ``CARD_LOCATIONS``), the choice, and the
+    oracle's two hands, as sets of card ids."""
+    players, hands, piles = game.rules.players, game.hands, game.piles
+    next_seat, last_seat = (viewer + 1) % players, (viewer + 2) % players
+    hand1, pile1 = hands[next_seat], piles[next_seat]
+    hand2, pile2 = (hands[last_seat], piles[last_seat]) if players == 3 else (_NO_CARDS, _NO_CARDS)
+    shown1 = game.revealed[next_seat] & hand1
+    shown2 = game.revealed[last_seat] & hand2 if players == 3 else _NO_CARDS
+    own, own_pile = hands[viewer], piles[viewer]
+    seen = (own, game.layout, game.taken, own_pile, pile1, pile2, shown1, shown2)
+    unseen = _DECKS[game.rules.deck_size].difference(*seen)
+    choice = game.candidates if game.phase in _CHOOSING else _NO_CARDS
+    return (*seen, unseen, choice, hand1, hand2)
+
+
+def _flag_index(sections: tuple[set[int] | frozenset[int], ...]) -> list[int]:
+    """Flat positions of the cards of ``sections``, one row of ``CARDS`` per section."""
+    index: list[int] = []
+    for row_start, cards in zip(_ROW_STARTS, sections):
+        index.extend(map(row_start, cards))
+    return index
 
 
 def _game_counters(game, viewer: int, scores: list[int] | None) -> list[float]:

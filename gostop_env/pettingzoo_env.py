@@ -54,7 +54,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from .core import NUM_ACTIONS, Events, IllegalActionError, Phase, ReferenceGame, Rules
 from .core.actions import integer_action
 from .core.cards import bits
-from .core.deck import check_seed, shuffled_decks, validate_deck
+from .core.deck import check_seed
 from .core.rules import check_carry
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
 from .render import RENDER_MODES, check_render_mode, render_frame, render_snapshot, unsupported_render
@@ -170,9 +170,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         """Deal until a hand needs a decision; return the payments of chongtong deals skipped."""
         skipped: list[list[int]] = []
         while True:
-            order = validate_deck(self.rules, deck) if deck is not None else shuffled_decks(self.rules, self._rng, 1)[0]
-            self.deck = order  # the current hand's deck order, top card first
-            self.game = ReferenceGame(self.rules, order, carry=self._carry if self.nagari_carry else 0)
+            carry = self._carry if self.nagari_carry else 0
+            if deck is None:
+                self.game = ReferenceGame.from_shuffle(self.rules, self._rng, carry)
+            else:
+                self.game = ReferenceGame(self.rules, deck, carry)  # checks the deck (ValueError saying why)
+            self.deck = self.game.deck  # the current hand's deck order, top card first
             if not self.game.done:
                 return skipped
             if deck is not None:

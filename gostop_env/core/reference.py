@@ -52,7 +52,7 @@ from .cards import (
     MONTH,
     NUM_MONTH_CARDS,
 )
-from .deck import deal_slices, decks_from_seeds, replace_layout_jokers, validate_deck
+from .deck import check_seed, deal_slices, replace_layout_jokers, shuffled_decks, validate_deck
 from .events import Event, Events
 from .outcomes import Outcome, Result
 from .position import Position
@@ -78,8 +78,17 @@ class ReferenceGame:
     """
 
     def __init__(self, rules: Rules, deck: Sequence[int] | np.ndarray, carry: int = 0):
-        order = validate_deck(rules, deck)
-        carry = int(check_carry(carry, scalar=True))
+        self._deal_order(rules, validate_deck(rules, deck), int(check_carry(carry, scalar=True)))
+
+    @classmethod
+    def from_shuffle(cls, rules: Rules, rng: np.random.Generator, carry: int = 0) -> ReferenceGame:
+        """A hand dealt from a deck that ``rng`` shuffles (``shuffled_decks``: every card
+        once, void deals drawn again), so not checked a second time as a given deck is."""
+        game = cls.__new__(cls)
+        game._deal_order(rules, shuffled_decks(rules, rng, 1)[0], int(check_carry(carry, scalar=True)))
+        return game
+
+    def _deal_order(self, rules: Rules, order: np.ndarray, carry: int) -> None:
         hands, layout, stock = deal_slices(rules, order)
         self._setup(rules, hands, stock, carry)
         self.deck: np.ndarray | None = order  # the deck order dealt (None: from a position)
@@ -140,7 +149,7 @@ class ReferenceGame:
     @classmethod
     def from_seed(cls, rules: Rules, seed: int, carry: int = 0) -> ReferenceGame:
         """The hand dealt by ``seed`` (the same deck as the core's ``from_seeds([seed])``)."""
-        return cls(rules, decks_from_seeds(rules, [seed])[0], carry)
+        return cls.from_shuffle(rules, np.random.default_rng(check_seed(seed)), carry)
 
     # ---- §3 before the first turn -------------------------------------------------
     def _deal(self, layout: list[int], stock: list[int]) -> None:
