@@ -248,8 +248,9 @@ def greedy_action(s: Any, legal: Any, i: int, params: Any, deck: Any, options: A
 def play_out_range(
     s: Any, ev: Any, t: Any, options: Any, legal: Any, params: Any, deck: Any, start: int, stop: int
 ) -> None:
-    """Games [start, stop) played to their end, greedy deciding for every seat."""
-    for i in range(start, stop):
+    """Games [start, stop) played to their end, greedy deciding for every seat (game
+    indices unsigned, as in the core's ``step_range``)."""
+    for i in range(U(start), U(stop)):
         while s.phase[i] != DONE:
             step_game(s, ev, t, i, greedy_action(s, legal, i, params, deck, options), options, legal)
 
