@@ -2,7 +2,7 @@
 
 The core on each backend installed (``numpy``; ``numba`` and ``numba-parallel`` with the
 ``fast`` extra) at batch
-1, 64, 1024 and 4096 (finished games are dealt again in place, so the batch stays full;
+1, 64, 1024, 4096, 16384 and 65536 (finished games are dealt again in place, so the batch stays full;
 dealing is timed, shuffling is not: decks come from a pool made first) and the reference
 engine, with 2 and 3 players, ``seed`` preset. Decisions are actions taken by the seat to
 move; random legal actions come from ``random_legal_actions`` on the core's legal-action
@@ -14,8 +14,10 @@ A last table runs the same core loop in two processes at once (one batch each, o
 and sums their rates: what a 2-core machine gives with both cores busy (``numba-parallel``
 spreads one process's batch over numba's threads instead).
 Each row is run ``--repeats`` times: the table gives the median and the range, since a
-shared machine's speed varies from run to run.
-Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096]
+shared machine's speed varies from run to run. A second table gives each backend at its
+best batch as a multiple of the backend before it (numba against numpy, numba-parallel
+against numba): the compiled backend's targets, read from one run.
+Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096,16384,65536]
 [--backends numpy,numba,numba-parallel]``.
 """
 
@@ -120,11 +122,22 @@ def repeated(run, repeats: int) -> tuple[float, float, str]:
     return statistics.median(h for h, _ in rates), statistics.median(decisions), spread
 
 
+def print_best_batches(best: dict[tuple[int, str], tuple[float, int]], backends: list[str]) -> None:
+    """Each backend at its best batch (of those run), as a multiple of the one before it in
+    ``backends``: the compiled backend against NumPy, its two threads against its one."""
+    print("\n| players | backend | best batch | decisions/s | against |\n|---|---|---|---|---|")
+    for players in (2, 3):
+        for before, backend in zip([None, *backends], backends):
+            rate, batch = best[players, backend]
+            against = f"{rate / best[players, before][0]:.2f}x {before}" if before else "-"
+            print(f"| {players} | {backend} | {batch} | {rate:,.0f} | {against} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per run (default 3)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per row (default 3)")
-    parser.add_argument("--batches", default="1,64,1024,4096")
+    parser.add_argument("--batches", default="1,64,1024,4096,16384,65536")
     parser.add_argument("--backends", default=",".join(available_backends()), help="default: every one installed")
     args = parser.parse_args()
     backends = args.backends.split(",")
@@ -133,6 +146,7 @@ def main() -> None:
         print(f"| {backend} | {warm_up(backend):.2f} |", flush=True)
     print("\n| engine | backend | players | batch | hands/s | decisions/s | decisions/s, range | peak MiB |")
     print("|---|---|---|---|---|---|---|---|")
+    best: dict[tuple[int, str], tuple[float, int]] = {}  # (players, backend): (decisions/s, batch)
     for players in (2, 3):
         rules = Rules(players=players)
         for backend in backends:
@@ -140,6 +154,7 @@ def main() -> None:
                 hands, decisions, spread = repeated(
                     lambda r=rules, b=batch_size, k=backend: run_core(r, b, args.seconds, backend=k), args.repeats
                 )
+                best[players, backend] = max(best.get((players, backend), (0.0, 0)), (decisions, batch_size))
                 peak = peak_mib(run_core, rules, batch_size, 0.0, 0, backend)
                 print(
                     f"| core | {backend} | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {spread} "
@@ -151,6 +166,7 @@ def main() -> None:
         print(
             f"| reference | - | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |", flush=True
         )
+    print_best_batches(best, backends)
     print("\n| core, 2 players | backend | batch per process | decisions/s, both processes | range |")
     print("|---|---|---|---|---|")
     for backend in (b for b in backends if b != "numba-parallel"):

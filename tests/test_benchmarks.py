@@ -29,6 +29,11 @@ def test_core_throughput_prints_every_row():
     assert len(rows) == 2 * (2 * n + 1)  # batches 1 and 8 per backend plus the reference engine, 2 and 3 players
     assert all(int(row.split("|")[6].replace(",", "")) > 0 for row in rows)  # decisions/s
     assert out.count("| 2 processes |") == 2 * n
+    best = [line.split("|") for line in out.splitlines() if line.startswith(("| 2 | ", "| 3 | "))]
+    assert [row[2].strip() for row in best] == list(available_backends()[:2]) * 2  # each backend's best batch
+    assert all(row[3].strip() in ("1", "8") for row in best)
+    against = [row[5].strip() for row in best]  # "-" for numpy, then "<ratio>x numpy" for the compiled backend
+    assert all(a == "-" if k % n == 0 else a.endswith("x numpy") for k, a in enumerate(against))
 
 
 def test_agents_throughput_prints_every_workload_per_backend():
