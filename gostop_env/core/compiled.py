@@ -161,7 +161,14 @@ def _ctlz(typingctx: Any, x: Any) -> Any:
     return UINT64_OF_UINT64, _bit_count("ctlz")
 
 
-HAS_PDEP = "+bmi2" in llvm_binding.get_host_cpu_features().flatten().split(",")
+def _host_has_pdep() -> bool:
+    try:
+        return "+bmi2" in llvm_binding.get_host_cpu_features().flatten().split(",")
+    except RuntimeError:  # llvmlite cannot read this host's features: take the portable loop
+        return False
+
+
+HAS_PDEP = _host_has_pdep()
 """Whether this CPU has BMI2's ``pdep`` (x86-64 since Haswell / Zen): the rank-select of
 ``random_actions`` uses it where present, and a loop over set bits elsewhere."""
 
@@ -901,11 +908,9 @@ class CompiledGameBatch(GameBatch):
         """Events of every game, all zero between deals: the deal kernel writes the dealt
         games' rows, which are copied out and zeroed again (a new buffer of the whole batch
         for each deal would cost more than dealing a few hundred games)."""
-        scratch = self._scratch
-        if scratch is None:
-            scratch = BatchEvents.empty(len(self), self.rules.players)
-            object.__setattr__(self, "_scratch", scratch)
-        return scratch
+        if self._scratch is None:
+            self._scratch = BatchEvents.empty(len(self), self.rules.players)
+        return self._scratch
 
     @property
     def legal_bits(self) -> np.ndarray:

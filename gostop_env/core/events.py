@@ -98,7 +98,7 @@ class BatchEvents:
         return BatchEvents(*(np.take(array, index, axis=0) for array in arrays))
 
     def clear_rows(self, index: np.ndarray) -> None:
-        """Zero the events of games ``index`` (a buffer reused from step to step)."""
+        """Zero the events of games ``index`` (a buffer reused from deal to deal)."""
         for array in (self.counts, self.captured, self.stolen, self.payments):
             array[index] = 0
 

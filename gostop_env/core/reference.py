@@ -52,7 +52,7 @@ from .cards import (
     MONTH,
     NUM_MONTH_CARDS,
 )
-from .deck import check_seed, deal_slices, replace_layout_jokers, shuffled_decks, validate_deck
+from .deck import deal_slices, decks_from_seeds, replace_layout_jokers, shuffled_decks, validate_deck
 from .events import Event, Events
 from .outcomes import Outcome, Result
 from .position import Position
@@ -89,6 +89,8 @@ class ReferenceGame:
         return game
 
     def _deal_order(self, rules: Rules, order: np.ndarray, carry: int) -> None:
+        """Deal the deck ``order`` (already checked, or made whole by a shuffle) and play the
+        deal itself (§2, §3)."""
         hands, layout, stock = deal_slices(rules, order)
         self._setup(rules, hands, stock, carry)
         self.deck: np.ndarray | None = order  # the deck order dealt (None: from a position)
@@ -149,7 +151,9 @@ class ReferenceGame:
     @classmethod
     def from_seed(cls, rules: Rules, seed: int, carry: int = 0) -> ReferenceGame:
         """The hand dealt by ``seed`` (the same deck as the core's ``from_seeds([seed])``)."""
-        return cls.from_shuffle(rules, np.random.default_rng(check_seed(seed)), carry)
+        game = cls.__new__(cls)  # the deck a seed shuffles is whole: not checked again
+        game._deal_order(rules, decks_from_seeds(rules, [seed])[0], int(check_carry(carry, scalar=True)))
+        return game
 
     # ---- §3 before the first turn -------------------------------------------------
     def _deal(self, layout: list[int], stock: list[int]) -> None:
