@@ -16,7 +16,7 @@ from conftest import BACKENDS, needs_numba
 from lockstep import play_lockstep, same_arrays
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
-from gostop_env.core.batch import BACKEND_VARIABLE, available_backends, default_backend
+from gostop_env.core.batch import BACKEND_VARIABLE, STATE_FIELDS, available_backends, default_backend
 from gostop_env.core.batch import BACKENDS as ALL_BACKENDS
 from gostop_env.core.deck import shuffled_decks
 
@@ -90,6 +90,20 @@ def test_dealing_again_in_place_matches_the_numpy_core(players):
             assert all((x == batches[0].legal_bits).all() for x in legal_before)
             dealt += done.size
     assert dealt > 1000
+
+
+@needs_numba
+def test_dealing_no_games_changes_nothing():
+    """An empty ``reset_games`` returns empty events and leaves every game as it was."""
+    rules = Rules()
+    batches = [GameBatch.from_seed(rules, 3, 8, backend=b) for b in BACKENDS]
+    before = [b.clone() for b in batches]
+    events = [b.reset_games([], np.zeros((0, rules.deck_size), np.int8)) for b in batches]
+    assert all(e.counts.shape == (0, rules.players, events[0].counts.shape[2]) for e in events)
+    assert all(e.payments.shape == (0, rules.players) for e in events)
+    for batch, old in zip(batches, before, strict=True):
+        assert all((getattr(batch, name) == getattr(old, name)).all() for name in STATE_FIELDS)
+        assert (batch.legal_bits == old.legal_bits).all()
 
 
 @needs_numba

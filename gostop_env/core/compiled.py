@@ -19,6 +19,7 @@ positions, ``select``, ``concatenate`` and the masks are the NumPy core's.
 from __future__ import annotations
 
 import functools
+import math
 import types
 from collections import namedtuple
 from typing import Any
@@ -281,6 +282,14 @@ def count(ev: Any, i: int, seat: int, event: int) -> None:
     ev.counts[i, seat, event] += 1
 
 
+@jit
+def next_seat(seat: int, offset: int, players: int) -> int:
+    """The seat ``offset`` places after ``seat`` (``0 <= offset < players``): no division,
+    which cost more than the rest of the turn's seat bookkeeping."""
+    after = seat + offset
+    return after - players if after >= players else after
+
+
 @inline
 def joker_to_pile(s: Any, ev: Any, i: int, seat: int, jokers: Any, options: Any) -> None:
     """Jokers reach ``seat``'s pile mid-turn: counted, and the score moves at once."""
@@ -508,7 +517,7 @@ def steal(s: Any, ev: Any, i: int, taker: int, steals: int, options: Any) -> Non
     """Each opponent gives ``steals`` junk cards, one at a time (§6); givers are rescored."""
     players = s.hands.shape[1]
     for offset in range(1, players):
-        giver = (taker + offset) % players
+        giver = next_seat(taker, offset, players)
         for _ in range(steals):
             card = junk_to_give(s.piles[i, giver], options)
             s.piles[i, giver] &= ~card
@@ -551,7 +560,7 @@ def next_turn(s: Any, i: int) -> int:
     players, seat = s.hands.shape[1], int(s.seat[i])
     stock_left = s.stock_pos[i] < s.stock_len[i]
     for offset in range(1, players):
-        candidate = (seat + offset) % players
+        candidate = next_seat(seat, offset, players)
         if stock_left or s.hands[i, candidate] != U0:
             return begin_turn(s, i, candidate)
     return begin_turn(s, i, -1)  # unreachable: the last turn ended the hand
@@ -697,17 +706,25 @@ def step_game(s: Any, ev: Any, t: Any, i: int, action: int, options: Any, legal:
 
 
 @inline
-def deal_game(s: Any, ev: Any, t: Any, rows: Any, d: Any, k: int, options: Any, legal: Any) -> None:
-    """Deal ``d.decks[k]`` into game ``d.index[k]`` (``d``: :data:`DealArrays`): every field
-    back to its declared initial value (``rows``: each state array as bytes, one row per game,
-    and the bytes of one game's initial values, from ``STATE_FIELDS``), the dealt cards, the
-    stock, then what the deal decides, and the game's legal words."""
-    i, deck = U(d.index[k]), d.decks[k]  # unsigned indices: see step_range
-    views, initial_rows = rows
+def reset_rows(views: Any, initial_rows: Any, i: int) -> None:
+    """Game ``i``'s row of each of ``views`` (state arrays as words of one width) set to
+    its initial words."""
     for f in range(len(views)):
         row, initial = views[f], initial_rows[f]
-        for b in range(U(initial.size)):
-            row[i, b] = initial[b]
+        for w in range(U(initial.size)):
+            row[i, w] = initial[w]
+
+
+@inline
+def deal_game(s: Any, ev: Any, t: Any, rows: Any, d: Any, k: int, options: Any, legal: Any) -> None:
+    """Deal ``d.decks[k]`` into game ``d.index[k]`` (``d``: :data:`DealArrays`): every field
+    back to its declared initial value (``rows``: the state arrays as uint64 words and as
+    bytes, each with one game's initial row, from ``CompiledGameBatch._reset_rows``), the
+    dealt cards, the stock, then what the deal decides, and the game's legal words."""
+    i, deck = U(d.index[k]), d.decks[k]  # unsigned indices: see step_range
+    word_views, initial_words, byte_views, initial_bytes = rows
+    reset_rows(word_views, initial_words, i)
+    reset_rows(byte_views, initial_bytes, i)
     s.carry[i] = d.carry[k]
     players, dealt = s.hands.shape[1], d.columns.size
     s.stock_len[i] = deck.size - dealt
@@ -735,11 +752,9 @@ def step_range(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, 
 
 
 @jit
-def deal_range(
-    s: Any, ev: Any, t: Any, views: Any, initial_rows: Any, d: Any, options: Any, legal: Any, start: int, stop: int
-) -> None:
+def deal_range(s: Any, ev: Any, t: Any, rows: Any, d: Any, options: Any, legal: Any, start: int, stop: int) -> None:
     for k in range(start, stop):
-        deal_game(s, ev, t, (views, initial_rows), d, k, options, legal)
+        deal_game(s, ev, t, rows, d, k, options, legal)
 
 
 @jit
@@ -764,13 +779,24 @@ def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any,
 
 
 def _deal_games(
-    s: Any, ev: Any, t: Any, views: Any, initial_rows: Any, d: Any, options: Any, legal: Any, chunks: int
+    s: Any,
+    ev: Any,
+    t: Any,
+    word_views: Any,
+    initial_words: Any,
+    byte_views: Any,
+    initial_bytes: Any,
+    d: Any,
+    options: Any,
+    legal: Any,
+    chunks: int,
 ) -> None:
     """Deal ``d.decks[k]`` into game ``d.index[k]`` (see ``deal_game``; tuples of arrays
     travel as separate arguments, since numba's parallel loops take no nested tuples)."""
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, d.index.size)
-        deal_range(s, ev, t, views, initial_rows, d, options, legal, start, stop)
+        rows = (word_views, initial_words, byte_views, initial_bytes)
+        deal_range(s, ev, t, rows, d, options, legal, start, stop)
 
 
 def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
@@ -785,6 +811,26 @@ def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
         rank = int(draws[i] * total)
         in_high = rank >= in_low
         actions[i] = 64 * in_high + select_bit(high if in_high else low, rank - in_low * in_high)
+
+
+@jit
+def move_rows(source: Any, index: Any, out: Any) -> None:
+    """Rows ``index`` of ``source`` (``(B, n)``) into ``out`` (``(len(index), n)``), each
+    zeroed in ``source``."""
+    for k in range(index.size):
+        i = U(index[k])
+        for j in range(source.shape[1]):
+            out[k, j] = source[i, j]
+            source[i, j] = 0
+
+
+def take_events(scratch: BatchEvents, index: np.ndarray) -> BatchEvents:
+    """The events of games ``index`` (int64) as a batch of their own, zeroed in ``scratch``."""
+    taken = BatchEvents(*(np.empty((index.size, *a.shape[1:]), a.dtype) for a in scratch.arrays()))
+    for source, out in zip(scratch.arrays(), taken.arrays(), strict=True):
+        width = math.prod(source.shape[1:])
+        move_rows(source.reshape(len(source), width), index, out.reshape(index.size, width))
+    return taken
 
 
 def _legal_of_all(s: Any, legal: Any, chunks: int) -> None:
@@ -860,7 +906,7 @@ class CompiledGameBatch(GameBatch):
         return 1
 
     _kernel_state: Any = None  # the state arrays as a kernel argument ...
-    _kernel_rows: Any = None  # ... and as byte rows (_byte_rows); both dropped when an array is replaced
+    _kernel_rows: Any = None  # ... and as the rows a deal resets (_reset_rows); both dropped when an array is replaced
     _scratch: BatchEvents | None = None  # the deal kernel's events (_deal_scratch)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -879,29 +925,31 @@ class CompiledGameBatch(GameBatch):
             self._kernel_state = Arrays(*(getattr(self, name) for name in KERNEL_FIELDS))
         return self._kernel_state
 
-    def _byte_rows(self) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-        """Every state array but the stock (which a deal overwrites) as ``(B, bytes)`` uint8
-        views, and the bytes of one game's initial values of each: what resets a game."""
+    def _reset_rows(self) -> tuple[tuple[np.ndarray, ...], ...]:
+        """What resets a game: every state array but the stock (which a deal overwrites) as
+        ``(B, words)`` uint64 views where a game's row is whole words, else as ``(B, bytes)``
+        uint8 views, and one game's initial row of each (a deal writes 14 words and 54 bytes
+        a game for two players instead of 166 bytes)."""
         if self._kernel_rows is None:
-            names = [name for name in STATE_FIELDS if name != "stock"]
-            for name in names:
+            groups: dict[type, tuple[list[np.ndarray], list[np.ndarray]]] = {np.uint64: ([], []), np.uint8: ([], [])}
+            for name, field in STATE_FIELDS.items():
+                if name == "stock":
+                    continue
                 if not getattr(self, name).flags.c_contiguous:
                     setattr(self, name, np.ascontiguousarray(getattr(self, name)))
-            views = tuple(getattr(self, name).reshape(len(self), -1).view(np.uint8) for name in names)
-            initial = tuple(
-                np.full((1, *getattr(self, name).shape[1:]), STATE_FIELDS[name].initial, STATE_FIELDS[name].dtype)
-                .view(np.uint8)
-                .ravel()
-                for name in names
-            )
-            self._kernel_rows = views, initial
-        rows: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] = self._kernel_rows
+                array = getattr(self, name)
+                unit = np.uint64 if array[:1].nbytes % 8 == 0 else np.uint8
+                views, initial = groups[unit]
+                views.append(array.reshape(len(self), -1).view(unit))
+                initial.append(np.full(array.shape[1:], field.initial, field.dtype).reshape(-1).view(unit))
+            self._kernel_rows = tuple(tuple(arrays) for pair in groups.values() for arrays in pair)
+        rows: tuple[tuple[np.ndarray, ...], ...] = self._kernel_rows
         return rows
 
     def _arguments(self, events: BatchEvents | None = None) -> tuple[Any, Any, Any]:
         """(state, events (default: this step's), §5's match tables) as kernel arguments."""
         e = self._events if events is None else events
-        event_arrays = EventArrays(e.counts, e.captured, e.stolen, e.payments)
+        event_arrays = EventArrays(*e.arrays())
         return self._state(), event_arrays, match_tables(self.rules.choice_rule)
 
     def _deal_scratch(self) -> BatchEvents:
@@ -940,13 +988,11 @@ class CompiledGameBatch(GameBatch):
         )
         scratch = self._deal_scratch()
         self.kernels["_deal_games"](
-            *self._arguments(scratch), *self._byte_rows(), deal, rule_options(self.rules), legal, self.chunks()
+            *self._arguments(scratch), *self._reset_rows(), deal, rule_options(self.rules), legal, self.chunks()
         )
         if self._legal is not None:
             self._legal = legal  # the dealt games' rows rewritten
-        events = scratch.rows(index)
-        scratch.clear_rows(index)
-        return events
+        return take_events(scratch, deal.index)
 
     def _legal_changed(self) -> None:
         """Nothing to forget: ``_deal_cards`` rewrote the dealt games' legal words."""

@@ -94,13 +94,11 @@ class BatchEvents:
 
     def rows(self, index: np.ndarray) -> BatchEvents:
         """The events of games ``index`` as a smaller batch."""
-        arrays = (self.counts, self.captured, self.stolen, self.payments)
-        return BatchEvents(*(np.take(array, index, axis=0) for array in arrays))
+        return BatchEvents(*(np.take(array, index, axis=0) for array in self.arrays()))
 
-    def clear_rows(self, index: np.ndarray) -> None:
-        """Zero the events of games ``index`` (a buffer reused from deal to deal)."""
-        for array in (self.counts, self.captured, self.stolen, self.payments):
-            array[index] = 0
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The four arrays, in field order."""
+        return self.counts, self.captured, self.stolen, self.payments
 
     def game(self, i: int) -> Events:
         """Game ``i``'s events as an :class:`Events`."""
