@@ -13,10 +13,12 @@ short run of the same loop (tracing slows NumPy too much to time with it on).
 A last table runs the same core loop in two processes at once (one batch each, own seeds)
 and sums their rates: what a 2-core machine gives with both cores busy (``numba-parallel``
 spreads one process's batch over numba's threads instead).
-Each row is run ``--repeats`` times: the table gives the median and the range, since a
-shared machine's speed varies from run to run. A second table gives each backend at its
-best batch as a multiple of the backend before it (numba against numpy, numba-parallel
-against numba): the compiled backend's targets, read from one run.
+Each row is run ``--repeats`` times, the core's rows in rounds (every backend and batch once
+per round, so that each row's runs spread over the same stretch of time): the table gives
+the median and the range, since a shared machine's speed varies from run to run. A second
+table gives each backend at its best batch as a multiple of the backend before it (numba
+against numpy, numba-parallel against numba): the compiled backend's targets, read from one
+run.
 Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096,16384,65536]
 [--backends numpy,numba,numba-parallel]``.
 """
@@ -24,10 +26,13 @@ Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--bat
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing
 import statistics
 import time
 import tracemalloc
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -116,10 +121,28 @@ def warm_up(backend: str) -> float:
 
 def repeated(run, repeats: int) -> tuple[float, float, str]:
     """Median hands/s, median decisions/s and the decisions/s range of ``repeats`` runs."""
-    rates = [run() for _ in range(repeats)]
+    return summary([run() for _ in range(repeats)])
+
+
+def summary(rates: Rates) -> tuple[float, float, str]:
+    """Median hands/s, median decisions/s and the decisions/s range of (hands/s, decisions/s) runs."""
     decisions = [d for _, d in rates]
     spread = f"{min(decisions):,.0f} .. {max(decisions):,.0f}"
     return statistics.median(h for h, _ in rates), statistics.median(decisions), spread
+
+
+Rates = list[tuple[float, float]]  # (hands/s, decisions/s) of each run
+
+
+def interleaved(runs: dict[Any, Callable[[], tuple[float, float]]], repeats: int) -> dict[Any, Rates]:
+    """``repeats`` rounds of every run in turn: each row's runs spread over the same stretch of
+    time, so that a machine whose speed drifts (a shared VM) does not bias one row's median
+    against another's."""
+    rates: dict[Any, Rates] = {key: [] for key in runs}
+    for _ in range(repeats):
+        for key, run in runs.items():
+            rates[key].append(run())
+    return rates
 
 
 def print_best_batches(best: dict[tuple[int, str], tuple[float, int]], backends: list[str]) -> None:
@@ -147,20 +170,22 @@ def main() -> None:
     print("\n| engine | backend | players | batch | hands/s | decisions/s | decisions/s, range | peak MiB |")
     print("|---|---|---|---|---|---|---|---|")
     best: dict[tuple[int, str], tuple[float, int]] = {}  # (players, backend): (decisions/s, batch)
+    batches = [int(b) for b in args.batches.split(",")]
     for players in (2, 3):
         rules = Rules(players=players)
-        for backend in backends:
-            for batch_size in (int(b) for b in args.batches.split(",")):
-                hands, decisions, spread = repeated(
-                    lambda r=rules, b=batch_size, k=backend: run_core(r, b, args.seconds, backend=k), args.repeats
-                )
-                best[players, backend] = max(best.get((players, backend), (0.0, 0)), (decisions, batch_size))
-                peak = peak_mib(run_core, rules, batch_size, 0.0, 0, backend)
-                print(
-                    f"| core | {backend} | {players} | {batch_size} | {hands:,.0f} | {decisions:,.0f} | {spread} "
-                    f"| {peak:.1f} |",
-                    flush=True,
-                )
+        runs = {
+            (backend, size): functools.partial(run_core, rules, size, args.seconds, backend=backend)
+            for backend in backends
+            for size in batches
+        }
+        for (backend, size), rates in interleaved(runs, args.repeats).items():
+            hands, decisions, spread = summary(rates)
+            best[players, backend] = max(best.get((players, backend), (0.0, 0)), (decisions, size))
+            peak = peak_mib(run_core, rules, size, 0.0, 0, backend)
+            print(
+                f"| core | {backend} | {players} | {size} | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |",
+                flush=True,
+            )
         hands, decisions, spread = repeated(lambda r=rules: run_reference(r, args.seconds), args.repeats)
         peak = peak_mib(run_reference, rules, 0.0)
         print(

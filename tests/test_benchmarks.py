@@ -3,6 +3,7 @@ not how fast anything is; timing targets live in the benchmarks themselves)."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,24 @@ def run_script(name: str, *args: str) -> str:
         [sys.executable, str(BENCHMARKS / name), *args], capture_output=True, text=True, timeout=300, check=True
     )
     return done.stdout
+
+
+def test_core_rows_are_run_in_rounds():
+    """Every backend and batch once per round: a drifting machine's speed falls on all rows."""
+    spec = importlib.util.spec_from_file_location("core_throughput", BENCHMARKS / "core_throughput.py")
+    assert spec is not None and spec.loader is not None
+    throughput = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(throughput)
+    calls: list[str] = []
+
+    def run(key: str) -> tuple[float, float]:
+        calls.append(key)
+        return 1.0, float(len(calls))
+
+    rates = throughput.interleaved({key: lambda k=key: run(k) for key in ("numpy", "numba")}, 3)
+    assert calls == ["numpy", "numba"] * 3
+    assert rates == {"numpy": [(1.0, 1.0), (1.0, 3.0), (1.0, 5.0)], "numba": [(1.0, 2.0), (1.0, 4.0), (1.0, 6.0)]}
+    assert throughput.summary(rates["numba"]) == (1.0, 4.0, "2 .. 6")
 
 
 def test_core_throughput_prints_every_row():
