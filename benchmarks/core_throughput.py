@@ -119,6 +119,9 @@ def warm_up(backend: str) -> float:
     return time.perf_counter() - start
 
 
+Rates = list[tuple[float, float]]  # (hands/s, decisions/s) of each run
+
+
 def repeated(run, repeats: int) -> tuple[float, float, str]:
     """Median hands/s, median decisions/s and the decisions/s range of ``repeats`` runs."""
     return summary([run() for _ in range(repeats)])
@@ -129,9 +132,6 @@ def summary(rates: Rates) -> tuple[float, float, str]:
     decisions = [d for _, d in rates]
     spread = f"{min(decisions):,.0f} .. {max(decisions):,.0f}"
     return statistics.median(h for h, _ in rates), statistics.median(decisions), spread
-
-
-Rates = list[tuple[float, float]]  # (hands/s, decisions/s) of each run
 
 
 def interleaved(runs: dict[Any, Callable[[], tuple[float, float]]], repeats: int) -> dict[Any, Rates]:

@@ -928,8 +928,8 @@ class CompiledGameBatch(GameBatch):
     def _reset_rows(self) -> tuple[tuple[np.ndarray, ...], ...]:
         """What resets a game: every state array but the stock (which a deal overwrites) as
         ``(B, words)`` uint64 views where a game's row is whole words, else as ``(B, bytes)``
-        uint8 views, and one game's initial row of each (a deal writes 14 words and 54 bytes
-        a game for two players instead of 166 bytes)."""
+        uint8 views, and one game's initial row of each: a deal stores whole words where it can
+        instead of one byte at a time."""
         if self._kernel_rows is None:
             groups: dict[type, tuple[list[np.ndarray], list[np.ndarray]]] = {np.uint64: ([], []), np.uint8: ([], [])}
             for name, field in STATE_FIELDS.items():
