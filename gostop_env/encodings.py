@@ -18,6 +18,7 @@ encoding serves 2 and 3 players.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -286,40 +287,47 @@ def encodings_markdown() -> str:
     return "\n\n".join(parts)
 
 
-if __name__ == "__main__":
-    print(encodings_markdown())
-
-
 def encode_game(game, viewer: int, name: str = "vector", scores: list[int] | None = None) -> np.ndarray:
     """The same observation as :func:`encode`, for one :class:`~gostop_env.core.ReferenceGame`
-    (the single-game environments' fast path; ``scores`` may pass ``game.scores()``)."""
+    (the single-game environments' fast path; ``scores`` may pass ``game.scores()``).
+
+    A few dozen values of an observation are non-zero, so it is written value by value into
+    a zeroed ``array.array`` (a Python-level store costs less than building index lists for
+    NumPy) and returned as a float32 array over that buffer."""
     if name not in ENCODINGS:
         raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
     sections = _game_sections(game, viewer)
-    counters = _game_counters(game, viewer, scores)
+    scores = game.scores() if scores is None else scores
     if name == "tokens":
-        flags = np.zeros((len(sections), CARDS), np.float32)
-        flags.reshape(-1)[_flag_index(sections)] = 1.0
-        location = flags[: len(CARD_LOCATIONS)].T
-        cards = np.concatenate([location, flags[len(CARD_LOCATIONS)][:, None], _STATIC], axis=1)
-        context = np.zeros(CONTEXT_ROWS * TOKEN_WIDTH, np.float32)
-        context[:COUNTERS_SIZE] = counters
-        return np.concatenate([cards, context.reshape(CONTEXT_ROWS, TOKEN_WIDTH)])
-    observation = np.zeros(encoding_size(name), np.float32)
+        return _game_tokens(game, viewer, sections, scores)
+    observation = array("f", _BLANK[name])
     shown = len(CARD_LOCATIONS) + 1  # the card sections and the choice, then the counters
-    observation[_flag_index(sections[:shown])] = 1.0
-    observation[shown * CARDS : shown * CARDS + COUNTERS_SIZE] = counters
+    _write_flags(observation, 0, sections[:shown])
+    _write_counters(observation, shown * CARDS, game, viewer, scores)
     if name == "oracle":
         hidden = shown * CARDS + COUNTERS_SIZE  # the oracle's two hands, then the stock order
-        observation[[hidden + i for i in _flag_index(sections[shown:])]] = 1.0
-        observation[hidden + 2 * CARDS :] = _stock_order(game)
-    return observation
+        _write_flags(observation, hidden, sections[shown:])
+        for position, card in enumerate(game.stock):
+            observation[hidden + 2 * CARDS + card] = (SCALE_STOCK - position) / SCALE_STOCK
+    return np.frombuffer(observation, np.float32)
+
+
+def _game_tokens(game, viewer: int, sections: tuple[frozenset[int] | set[int], ...], scores: list[int]) -> np.ndarray:
+    """The ``tokens`` encoding of one game: card rows, then the counters over context rows."""
+    flags = array("f", bytes(4 * len(sections) * CARDS))
+    _write_flags(flags, 0, sections)
+    rows = np.frombuffer(flags, np.float32).reshape(len(sections), CARDS)
+    cards = np.concatenate([rows[: len(CARD_LOCATIONS)].T, rows[len(CARD_LOCATIONS)][:, None], _STATIC], axis=1)
+    context = array("f", bytes(4 * CONTEXT_ROWS * TOKEN_WIDTH))
+    _write_counters(context, 0, game, viewer, scores)
+    return np.concatenate([cards, np.frombuffer(context, np.float32).reshape(CONTEXT_ROWS, TOKEN_WIDTH)])
 
 
 _NO_CARDS: frozenset[int] = frozenset()
 _DECKS = {size: frozenset(range(size)) for size in range(C.NUM_MONTH_CARDS, CARDS + 1)}
-_ROW_STARTS = [(row * CARDS).__add__ for row in range(len(CARD_LOCATIONS) + 3)]
 _CHOOSING = (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP)
+_BLANK = {name: bytes(4 * encoding_size(name)) for name in ("vector", "oracle")}
+"""A zeroed float32 observation of each flat encoding, as bytes: what ``encode_game`` copies."""
 
 
 def _game_sections(game, viewer: int) -> tuple[set[int] | frozenset[int], ...]:
@@ -338,49 +346,46 @@ def _game_sections(game, viewer: int) -> tuple[set[int] | frozenset[int], ...]:
     return (*seen, unseen, choice, hand1, hand2)
 
 
-def _flag_index(sections: tuple[set[int] | frozenset[int], ...]) -> list[int]:
-    """Flat positions of the cards of ``sections``, one row of ``CARDS`` per section."""
-    index: list[int] = []
-    for row_start, cards in zip(_ROW_STARTS, sections):
-        index.extend(map(row_start, cards))
-    return index
+def _write_flags(out: array, start: int, sections: tuple[set[int] | frozenset[int], ...]) -> None:
+    """Set 1.0 at each section's cards in ``out``: one row of ``CARDS`` per section from ``start``."""
+    for row, cards in enumerate(sections):
+        row_start = start + row * CARDS
+        for card in cards:
+            out[row_start + card] = 1.0
 
 
-def _game_counters(game, viewer: int, scores: list[int] | None) -> list[float]:
-    players, rules = game.rules.players, game.rules
-    scores = game.scores() if scores is None else scores
-    order = [(viewer + k) % players for k in range(players)]
-    at = _COUNTER_AT
-    values = [0.0] * COUNTERS_SIZE
-    values[at["seat_to_move"] + (game.seat - viewer) % players] = 1.0
-    values[at["viewer_seat"] + viewer] = 1.0
-    values[at["phase"] + int(game.phase)] = 1.0
-    values[at["stock_size"]] = len(game.stock) / SCALE_STOCK
-    values[at["nagari_carry"]] = min(game.carry, CARRY_CAP) / SCALE_CARRY
-    values[at["target"]] = rules.target_score / SCALE_TARGET
-    per_seat = dict(
-        hand_size=[len(h) for h in game.hands],
-        score=scores,
-        gos=game.gos,
-        go_score=game.go_scores,
-        shakes=game.shakes,
-        bombs=game.bombs,
-        pass_tokens=game.pass_tokens,
+def _write_counters(out: array, start: int, game, viewer: int, scores: list[int]) -> None:
+    """Write the public counters of ``game`` as ``viewer`` sees them into zeroed ``out`` from ``start``."""
+    players, at = game.rules.players, _COUNTER_AT
+    out[start + at["seat_to_move"] + (game.seat - viewer) % players] = 1.0
+    out[start + at["viewer_seat"] + viewer] = 1.0
+    out[start + at["phase"] + int(game.phase)] = 1.0
+    out[start + at["stock_size"]] = len(game.stock) / SCALE_STOCK
+    out[start + at["nagari_carry"]] = min(game.carry, CARRY_CAP) / SCALE_CARRY
+    out[start + at["target"]] = game.rules.target_score / SCALE_TARGET
+    per_seat = (
+        [len(h) for h in game.hands],
+        scores,
+        game.gos,
+        game.go_scores,
+        game.shakes,
+        game.bombs,
+        game.pass_tokens,
     )
-    for name in PER_SEAT:
-        for k, s in enumerate(order):
-            values[at[name] + k] = per_seat[name][s] / SCALE[name]
+    order = [(viewer + k) % players for k in range(players)]
+    for (offset, scale), values in zip(_PER_SEAT_AT, per_seat):
+        for k, seat in enumerate(order):
+            if values[seat]:  # most are 0, as ``out`` already is
+                out[start + offset + k] = values[seat] / scale
     for month, (owner, _) in game.stack_owner.items():
-        values[at["ppuk_stacks"] + 3 * month + (owner - viewer) % players] = 1.0
-    return values
+        out[start + at["ppuk_stacks"] + 3 * month + (owner - viewer) % players] = 1.0
 
 
 _COUNTER_AT = {s.name: sum(t.size for t in COUNTERS[:i]) for i, s in enumerate(COUNTERS)}
 """Where each counter section starts within the counters (the offsets ``section_slices`` gives)."""
+_PER_SEAT_AT = tuple((_COUNTER_AT[name], SCALE[name]) for name in PER_SEAT)
+"""Where each per-seat counter starts, and its scale, in ``PER_SEAT`` order."""
 
 
-def _stock_order(game) -> np.ndarray:
-    order = np.zeros(CARDS, np.float32)
-    for position, card in enumerate(game.stock):
-        order[card] = (SCALE_STOCK - position) / SCALE_STOCK
-    return order
+if __name__ == "__main__":
+    print(encodings_markdown())

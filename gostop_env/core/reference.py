@@ -38,7 +38,6 @@ Readings chosen where the rule book leaves room (docs/rules.md §14 lists these 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,6 +104,7 @@ class ReferenceGame:
         self.layout: set[int] = set()
         self.stock: list[int] = list(stock)  # top card first
         self.piles: list[set[int]] = [set() for _ in range(players)]
+        self._readings: list[PileReading | None] = [None] * players  # reading(seat) until its pile changes
         self.revealed: list[set[int]] = [set() for _ in range(players)]
         self.shakes = [0] * players
         self.bombs = [0] * players
@@ -219,7 +219,11 @@ class ReferenceGame:
         )
 
     def reading(self, seat: int) -> PileReading:
-        return read_pile(self.piles[seat], self.rules)
+        """The score reading of ``seat``'s pile, remembered until the pile changes."""
+        reading = self._readings[seat]
+        if reading is None:
+            reading = self._readings[seat] = read_pile(self.piles[seat], self.rules)
+        return reading
 
     def scores(self) -> list[int]:
         return [self.reading(p).score for p in range(self.rules.players)]
@@ -258,11 +262,11 @@ class ReferenceGame:
     def _shakeable_months(self) -> list[int]:
         """Months with three unshaken cards in the current hand (§4, §14.3)."""
         seat = self.seat
-        unshaken = Counter(month_of(c) for c in self.hands[seat] - self.revealed[seat] if not is_joker(c))
-        return sorted(m for m, n in unshaken.items() if n == 3)
+        months = [MONTHS[c] for c in self.hands[seat] - self.revealed[seat] if not is_joker(c)]
+        return sorted({m for m in months if months.count(m) == 3})
 
     def _layout_of_month(self, month: int) -> set[int]:
-        return {c for c in self.layout if month_of(c) == month}
+        return {c for c in self.layout if MONTHS[c] == month}
 
     def _opponents(self, seat: int) -> list[int]:
         """The other seats in turn order after ``seat`` (§14.6)."""
@@ -368,6 +372,7 @@ class ReferenceGame:
 
     def _joker_to_pile(self, seat: int, joker: int) -> None:
         self.piles[seat].add(joker)
+        self._readings[seat] = None
         self._events.captured[seat].add(joker)
         self._events.add(seat, Event.JOKER)
 
@@ -475,6 +480,7 @@ class ReferenceGame:
     def _end_turn(self) -> None:
         seat, taken = self.seat, self.taken
         self.piles[seat] |= taken
+        self._readings[seat] = None
         self._events.captured[seat] |= taken
         self.taken = set()
         last_turn = self._cards_are_out()
@@ -497,6 +503,7 @@ class ReferenceGame:
         card = pick(junk, key=lambda c: (junk_value(c, september_junk), c))
         self.piles[giver].remove(card)
         self.piles[taker].add(card)
+        self._readings[giver] = self._readings[taker] = None
         self._events.stolen[taker][giver].add(card)
 
     def _cards_are_out(self) -> bool:
