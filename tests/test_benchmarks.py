@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gostop_env
 from gostop_env.core.batch import available_backends
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
@@ -80,3 +81,23 @@ def test_search_latency_prints_a_row_per_agent():
     rows = [line.split("|") for line in out.splitlines() if line.startswith("| `")]
     assert [row[1].strip() for row in rows] == ["`search:n=2:rounds=1`", "`greedy`"]
     assert all(int(row[2]) > 0 and float(row[4]) >= float(row[3]) > 0 for row in rows)
+
+
+def test_env_benchmark_runs_the_aec_envs_in_rounds():
+    """Each AEC env once per round, every rate a real measurement of its own env."""
+    spec = importlib.util.spec_from_file_location("env_throughput", BENCHMARKS / "env_throughput.py")
+    assert spec is not None and spec.loader is not None
+    throughput = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(throughput)
+    made: list[str] = []
+
+    def maker(name: str):
+        def make():
+            made.append(name)
+            return gostop_env.env(players=2 if name == "two" else 3)
+
+        return make
+
+    rates = throughput.aec_rounds({"two": maker("two"), "three": maker("three")}, 0.05, 2)
+    assert made == ["two", "three", "two", "three"]
+    assert [len(r) for r in rates.values()] == [2, 2] and all(r > 0 for v in rates.values() for r in v)

@@ -62,7 +62,9 @@ def _read_set(pile: frozenset[int], september_as_junk: bool) -> PileReading:
     if september_as_junk:
         animals = animals - {SEPTEMBER_ANIMAL}
     ribbons = pile & RIBBON_CARDS
-    junk = sum(junk_value(c, september_as_junk) for c in pile & JUNK_CARDS)
+    junk = sum(map(JUNK_VALUES.__getitem__, pile & JUNK_CARDS))
+    if september_as_junk and SEPTEMBER_ANIMAL in pile:
+        junk += junk_value(SEPTEMBER_ANIMAL, True) - JUNK_VALUES[SEPTEMBER_ANIMAL]
     bright_points = int(BRIGHT_POINTS[2 * len(brights) + (RAIN_BRIGHT in brights)])
     animal_points = max(len(animals) - THRESHOLDS["animals"], 0) + (GODORI_POINTS if pile >= GODORI else 0)
     ribbon_points = max(len(ribbons) - THRESHOLDS["ribbons"], 0) + sum(
