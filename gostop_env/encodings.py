@@ -372,11 +372,11 @@ def _write_counters(out: array, start: int, game, viewer: int, scores: list[int]
         game.bombs,
         game.pass_tokens,
     )
-    order = [(viewer + k) % players for k in range(players)]
     for (offset, scale), values in zip(_PER_SEAT_AT, per_seat):
-        for k, seat in enumerate(order):
-            if values[seat]:  # most are 0, as ``out`` already is
-                out[start + offset + k] = values[seat] / scale
+        if any(values):  # most are 0, as ``out`` already is
+            for k in range(players):
+                if value := values[(viewer + k) % players]:
+                    out[start + offset + k] = value / scale
     for month, (owner, _) in game.stack_owner.items():
         out[start + at["ppuk_stacks"] + 3 * month + (owner - viewer) % players] = 1.0
 

@@ -155,7 +155,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._carry = int(check_carry(options["carry"], scalar=True))
         self.agents = list(self.possible_agents)
         skipped = self._deal(options.get("deck"))
-        paid = np.array(skipped, np.int64).reshape(-1, self.rules.players).sum(axis=0)
+        paid = np.array(skipped, np.int64).sum(axis=0) if skipped else self._no_payments()
         self._chongtong = (len(skipped), paid)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}

@@ -250,7 +250,7 @@ class ReferenceGame:
 
     def _play_actions(self) -> list[int]:
         hand = self.hands[self.seat]
-        legal = sorted(A.PLAY + c for c in hand)
+        legal = [A.PLAY + c for c in hand]
         for month in self._shakeable_months():
             legal.append(A.shake_action(month))
             if self._layout_of_month(month):

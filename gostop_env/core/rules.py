@@ -154,8 +154,10 @@ _INT_OPTIONS = ("players", "target", "jokers", "pi_bak_threshold")
 def check_carry(carry: Any, scalar: bool = False) -> np.ndarray:
     """``carry`` (an integer, or unless ``scalar`` an array of them) as int64, checked to lie
     in 0..MAX_CARRY (TypeError for a non-integer, ValueError out of range)."""
-    if isinstance(carry, int) and not isinstance(carry, bool) and not 0 <= carry <= MAX_CARRY:
-        raise ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), got {carry}")
+    if isinstance(carry, int) and not isinstance(carry, bool):  # the common case, checked without NumPy
+        if not 0 <= carry <= MAX_CARRY:
+            raise ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), got {carry}")
+        return np.array(carry, np.int64)
     array = np.asarray(carry)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer) or (scalar and array.ndim):
         raise TypeError(f"carry must be an integer 0..{MAX_CARRY}, got {carry!r}")
