@@ -54,3 +54,25 @@ def test_same_seed_same_hands():
 def test_core_matches_reference_on_option_variants(variant, players):
     rules = Rules.preset("seed", players=players, **VARIANTS[variant])
     play_lockstep(rules, 500, seed=100 + variant)
+
+
+@pytest.mark.parametrize("preset,players,jokers", [("seed", 2, 2), ("korean", 3, 1)])
+def test_remembered_pile_readings_follow_every_pile_change(preset, players, jokers):
+    """``ReferenceGame.reading`` remembers a seat's reading until its pile changes (captures,
+    jokers, steals): after every step it equals a fresh reading of the pile."""
+    from gostop_env.core import ReferenceGame
+    from gostop_env.core.deck import shuffled_decks
+    from gostop_env.core.scoring import read_pile
+
+    rules = Rules.preset(preset, players=players, jokers=jokers)
+    rng = np.random.default_rng(7)
+    steals = 0
+    for deck in shuffled_decks(rules, rng, 300):
+        game = ReferenceGame(rules, deck)
+        while not game.done:
+            legal = game.legal_actions()
+            events = game.step(legal[int(rng.integers(len(legal)))])
+            steals += sum(len(cards) for row in events.stolen for cards in row)
+            for seat in range(players):
+                assert game.reading(seat) == read_pile(game.piles[seat], rules)
+    assert steals > 0  # the steals' pile changes were exercised

@@ -111,3 +111,19 @@ def test_single_game_encoder_equals_the_batched_one(preset, players, jokers):
         batch.step(actions)
         for i in np.flatnonzero(actions >= 0):
             games[i].step(int(actions[i]))
+
+
+@pytest.mark.parametrize("name", ["vector", "tokens", "oracle"])
+def test_single_game_observations_are_arrays_of_their_own(name):
+    """Each ``encode_game`` call returns a fresh, writable float32 array of the encoding's
+    shape: writing into one changes neither the game nor the next observation."""
+    from gostop_env.core import ReferenceGame
+    from gostop_env.encodings import encode_game
+
+    game = ReferenceGame.from_seed(Rules(), 3)
+    first = encode_game(game, 0, name)
+    assert first.dtype == np.float32 and first.shape == encoding_shape(name) and first.flags.writeable
+    expected = first.copy()
+    first[...] = 7.0
+    again = encode_game(game, 0, name)
+    assert np.array_equal(again, expected) and not np.shares_memory(first, again)
