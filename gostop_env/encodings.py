@@ -363,7 +363,7 @@ def _write_counters(out: array, start: int, game, viewer: int, scores: list[int]
     out[start + at["stock_size"]] = len(game.stock) / SCALE_STOCK
     out[start + at["nagari_carry"]] = min(game.carry, CARRY_CAP) / SCALE_CARRY
     out[start + at["target"]] = game.rules.target_score / SCALE_TARGET
-    per_seat = (
+    per_seat = (  # in PER_SEAT order, as _PER_SEAT_AT
         [len(h) for h in game.hands],
         scores,
         game.gos,
