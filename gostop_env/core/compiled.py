@@ -824,12 +824,25 @@ def move_rows(source: Any, index: Any, out: Any) -> None:
             source[i, j] = 0
 
 
+@jit
+def move_event_rows(source: Any, index: Any, out: Any) -> None:
+    """``move_rows`` for each array of ``source`` into the same array of ``out`` (both
+    :data:`EventArrays` of ``(games, n)`` views): one kernel call instead of four."""
+    move_rows(source.counts, index, out.counts)
+    move_rows(source.captured, index, out.captured)
+    move_rows(source.stolen, index, out.stolen)
+    move_rows(source.payments, index, out.payments)
+
+
+def _event_rows(events: BatchEvents) -> Any:
+    """``events``' arrays as :data:`EventArrays` of ``(games, n)`` views."""
+    return EventArrays(*(a.reshape(len(a), math.prod(a.shape[1:])) for a in events.arrays()))
+
+
 def take_events(scratch: BatchEvents, index: np.ndarray) -> BatchEvents:
     """The events of games ``index`` (int64) as a batch of their own, zeroed in ``scratch``."""
     taken = BatchEvents(*(np.empty((index.size, *a.shape[1:]), a.dtype) for a in scratch.arrays()))
-    for source, out in zip(scratch.arrays(), taken.arrays(), strict=True):
-        width = math.prod(source.shape[1:])
-        move_rows(source.reshape(len(source), width), index, out.reshape(index.size, width))
+    move_event_rows(_event_rows(scratch), index, _event_rows(taken))
     return taken
 
 
@@ -982,7 +995,7 @@ class CompiledGameBatch(GameBatch):
         deal = DealArrays(
             np.ascontiguousarray(index, np.int64),
             np.ascontiguousarray(decks, np.int8),
-            np.ascontiguousarray(np.broadcast_to(carry, index.shape), np.int64),
+            np.full(index.shape, carry, np.int64) if carry.ndim == 0 else np.ascontiguousarray(carry, np.int64),
             columns,
             starts,
         )
