@@ -74,6 +74,8 @@ class ReferenceGame:
     :meth:`step` with legal action ids until :attr:`done`.
 
     ``carry`` is the number of consecutive nagari hands right before this one (§14.11).
+    The attributes (``hands``, ``piles``, ...) are for reading: only :meth:`step` changes a
+    hand, since the engine remembers what it derives from them (each pile's reading).
     """
 
     def __init__(self, rules: Rules, deck: Sequence[int] | np.ndarray, carry: int = 0):
