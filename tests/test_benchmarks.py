@@ -7,6 +7,7 @@ import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import gostop_env
 from gostop_env.core.batch import available_backends
@@ -21,12 +22,18 @@ def run_script(name: str, *args: str) -> str:
     return done.stdout
 
 
+def load_benchmark(name: str) -> ModuleType:
+    """A benchmark script imported as a module (its ``main`` not run), to test its parts."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_core_rows_are_run_in_rounds():
     """Every backend and batch once per round: a drifting machine's speed falls on all rows."""
-    spec = importlib.util.spec_from_file_location("core_throughput", BENCHMARKS / "core_throughput.py")
-    assert spec is not None and spec.loader is not None
-    throughput = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(throughput)
+    throughput = load_benchmark("core_throughput")
     calls: list[str] = []
 
     def run(key: str) -> tuple[float, float]:
@@ -85,10 +92,7 @@ def test_search_latency_prints_a_row_per_agent():
 
 def test_env_benchmark_runs_the_aec_envs_in_rounds():
     """Each AEC env once per round, every rate a real measurement of its own env."""
-    spec = importlib.util.spec_from_file_location("env_throughput", BENCHMARKS / "env_throughput.py")
-    assert spec is not None and spec.loader is not None
-    throughput = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(throughput)
+    throughput = load_benchmark("env_throughput")
     made: list[str] = []
 
     def maker(name: str):

@@ -154,19 +154,20 @@ _INT_OPTIONS = ("players", "target", "jokers", "pi_bak_threshold")
 def check_carry(carry: Any, scalar: bool = False) -> np.ndarray:
     """``carry`` (an integer, or unless ``scalar`` an array of them) as int64, checked to lie
     in 0..MAX_CARRY (TypeError for a non-integer, ValueError out of range)."""
-    if isinstance(carry, int) and not isinstance(carry, bool):  # the common case, checked without NumPy
+    if _is_int(carry):  # the common case, checked without NumPy
         if not 0 <= carry <= MAX_CARRY:
-            raise ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), got {carry}")
+            raise _carry_out_of_range(carry)
         return np.array(carry, np.int64)
     array = np.asarray(carry)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer) or (scalar and array.ndim):
         raise TypeError(f"carry must be an integer 0..{MAX_CARRY}, got {carry!r}")
     if array.size and (array.min() < 0 or array.max() > MAX_CARRY):
-        raise ValueError(
-            f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), "
-            f"got {array.min() if array.min() < 0 else array.max()}"
-        )
+        raise _carry_out_of_range(array.min() if array.min() < 0 else array.max())
     return array.astype(np.int64)
+
+
+def _carry_out_of_range(value: Any) -> ValueError:
+    return ValueError(f"carry must be 0..{MAX_CARRY} (consecutive nagari hands; see MAX_CARRY), got {value}")
 
 
 def _is_int(value: Any) -> bool:
