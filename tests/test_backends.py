@@ -92,6 +92,28 @@ def test_dealing_again_in_place_matches_the_numpy_core(players):
     assert dealt > 1000
 
 
+@pytest.mark.parametrize("backend", available_backends())
+def test_legal_words_a_caller_holds_keep_their_values(backend):
+    """``legal_bits`` read before a step, or between a step and a deal, keeps its values
+    (a batch writes its new words elsewhere), and the batch's own words are always those
+    found afresh, also where a deal rewrote them in place (none read since the step)."""
+    rules = Rules()
+    rng = np.random.default_rng(5)
+    batch = GameBatch.from_seed(rules, rng, 64, backend=backend)
+    for step in range(300):
+        held = batch.legal_bits
+        kept = held.copy()
+        batch.step(random_legal_actions(held, rng, backend))
+        between = batch.legal_bits.copy() if step % 2 else None
+        read_between = batch.legal_bits if step % 2 else None
+        done = np.flatnonzero(batch.done)
+        if done.size:
+            batch.reset_games(done, shuffled_decks(rules, rng, done.size))
+        assert (held == kept).all()
+        assert read_between is None or (read_between == between).all()
+        assert (batch.legal_bits == batch.clone().legal_bits).all()
+
+
 @needs_numba
 def test_dealing_no_games_changes_nothing():
     """An empty ``reset_games`` returns empty events and leaves every game as it was."""

@@ -549,7 +549,6 @@ class GameBatch:
         i = self._first_illegal(actions)
         if i >= 0:
             raise IllegalActionError(int(actions[i]), Phase(self.phase[i]), self.legal_actions(i), game=i)
-        self._new_events()
         self._play(actions)
         return self._events
 
@@ -563,7 +562,9 @@ class GameBatch:
         return int(bad[0]) if bad.size else -1
 
     def _play(self, actions: np.ndarray) -> None:
-        """Apply checked actions: each decision, then every game to its next decision."""
+        """Apply checked actions: each decision, then every game to its next decision; the
+        step's events in new arrays."""
+        self._new_events()
         self._dispatch(actions)
         self._run_stages()
         self._legal = None

@@ -706,6 +706,27 @@ def step_game(s: Any, ev: Any, t: Any, i: int, action: int, options: Any, legal:
 
 
 @inline
+def clear_rows(a: Any, start: int, stop: int) -> None:
+    """Rows [start, stop) of ``a`` (C-contiguous, ``stop > start``) set to zero, as one run
+    of its flat view (unsigned indices: a signed loop cost four times as much as
+    ``np.zeros``, the unsigned one no more)."""
+    row = a.size // a.shape[0]
+    flat = a.reshape(a.size)
+    for j in range(U(start * row), U(stop * row)):
+        flat[j] = 0
+
+
+@inline
+def clear_events(ev: Any, start: int, stop: int) -> None:
+    """Games [start, stop) of the events ``ev`` set to zero."""
+    if stop > start:
+        clear_rows(ev.counts, start, stop)
+        clear_rows(ev.captured, start, stop)
+        clear_rows(ev.stolen, start, stop)
+        clear_rows(ev.payments, start, stop)
+
+
+@inline
 def reset_rows(views: Any, initial_rows: Any, i: int) -> None:
     """Game ``i``'s row of each of ``views`` (state arrays as words of one width) set to
     its initial words."""
@@ -744,17 +765,32 @@ def deal_game(s: Any, ev: Any, t: Any, rows: Any, d: Any, k: int, options: Any, 
 
 @jit
 def step_range(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, start: int, stop: int) -> None:
-    """Step games [start, stop). Game indices are unsigned: numba wraps a negative signed
-    index around on every array access, and leaving that out made a step a fifth faster."""
+    """Step games [start, stop): their rows of the events ``ev`` (new, unwritten arrays)
+    zeroed, then each game's step; its legal words go to ``legal[1]``, copied from
+    ``legal[0]`` where it takes no action. (The zeroing and the copy are the step's, not
+    passes of NumPy over the whole batch before it: spread over the threads with the step.)
+    Game indices are unsigned: numba wraps a negative signed index around on every array
+    access, and leaving that out made a step a fifth faster."""
+    before, after = legal
+    clear_events(ev, start, stop)
     for i in range(U(start), U(stop)):
         if actions[i] >= 0:
-            step_game(s, ev, t, i, int(actions[i]), options, legal)
+            step_game(s, ev, t, i, int(actions[i]), options, after)
+        else:
+            after[i, 0], after[i, 1] = before[i, 0], before[i, 1]
 
 
 @jit
-def deal_range(s: Any, ev: Any, t: Any, rows: Any, d: Any, options: Any, legal: Any, start: int, stop: int) -> None:
+def deal_range(
+    s: Any, ev: Any, t: Any, rows: Any, d: Any, options: Any, legal: Any, moves: Any, start: int, stop: int
+) -> None:
+    """Deal games [start, stop) of ``d``, each game's events moved out of the scratch ``ev``
+    at once (``moves``: the scratch and the dealt games' events as ``(games, n)`` views),
+    while its rows are still in cache."""
+    scratch, dealt = moves
     for k in range(start, stop):
         deal_game(s, ev, t, rows, d, k, options, legal)
+        move_event_row(scratch, U(d.index[k]), dealt, U(k))
 
 
 @jit
@@ -772,10 +808,10 @@ def chunk(c: int, chunks: int, n: int) -> tuple[int, int]:
     return c * n // chunks, (c + 1) * n // chunks
 
 
-def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, chunks: int) -> None:
+def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, before: Any, after: Any, chunks: int) -> None:
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, actions.size)
-        step_range(s, ev, t, actions, options, legal, start, stop)
+        step_range(s, ev, t, actions, options, (before, after), start, stop)
 
 
 def _deal_games(
@@ -789,14 +825,16 @@ def _deal_games(
     d: Any,
     options: Any,
     legal: Any,
+    scratch: Any,
+    dealt: Any,
     chunks: int,
 ) -> None:
-    """Deal ``d.decks[k]`` into game ``d.index[k]`` (see ``deal_game``; tuples of arrays
+    """Deal ``d.decks[k]`` into game ``d.index[k]`` (see ``deal_range``; tuples of arrays
     travel as separate arguments, since numba's parallel loops take no nested tuples)."""
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, d.index.size)
         rows = (word_views, initial_words, byte_views, initial_bytes)
-        deal_range(s, ev, t, rows, d, options, legal, start, stop)
+        deal_range(s, ev, t, rows, d, options, legal, (scratch, dealt), start, stop)
 
 
 def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
@@ -813,37 +851,28 @@ def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
         actions[i] = 64 * in_high + select_bit(high if in_high else low, rank - in_low * in_high)
 
 
-@jit
-def move_rows(source: Any, index: Any, out: Any) -> None:
-    """Rows ``index`` of ``source`` (``(B, n)``) into ``out`` (``(len(index), n)``), each
-    zeroed in ``source``."""
-    for k in range(index.size):
-        i = U(index[k])
-        for j in range(source.shape[1]):
-            out[k, j] = source[i, j]
-            source[i, j] = 0
+@inline
+def move_row(source: Any, i: int, out: Any, k: int) -> None:
+    """Row ``i`` of ``source`` (``(B, n)``) into row ``k`` of ``out``, zeroed in ``source``
+    (unsigned indices, as in ``step_range``)."""
+    for j in range(U(source.shape[1])):
+        out[k, j] = source[i, j]
+        source[i, j] = 0
 
 
-@jit
-def move_event_rows(source: Any, index: Any, out: Any) -> None:
-    """``move_rows`` for each array of ``source`` into the same array of ``out`` (both
-    :data:`EventArrays` of ``(games, n)`` views): one kernel call instead of four."""
-    move_rows(source.counts, index, out.counts)
-    move_rows(source.captured, index, out.captured)
-    move_rows(source.stolen, index, out.stolen)
-    move_rows(source.payments, index, out.payments)
+@inline
+def move_event_row(source: Any, i: int, out: Any, k: int) -> None:
+    """``move_row`` for each array of ``source`` into the same array of ``out`` (both
+    :data:`EventArrays` of ``(games, n)`` views)."""
+    move_row(source.counts, i, out.counts, k)
+    move_row(source.captured, i, out.captured, k)
+    move_row(source.stolen, i, out.stolen, k)
+    move_row(source.payments, i, out.payments, k)
 
 
 def _event_rows(events: BatchEvents) -> Any:
     """``events``' arrays as :data:`EventArrays` of ``(games, n)`` views."""
     return EventArrays(*(a.reshape(len(a), math.prod(a.shape[1:])) for a in events.arrays()))
-
-
-def take_events(scratch: BatchEvents, index: np.ndarray) -> BatchEvents:
-    """The events of games ``index`` (int64) as a batch of their own, zeroed in ``scratch``."""
-    taken = BatchEvents(*(np.empty((index.size, *a.shape[1:]), a.dtype) for a in scratch.arrays()))
-    move_event_rows(_event_rows(scratch), index, _event_rows(taken))
-    return taken
 
 
 def _legal_of_all(s: Any, legal: Any, chunks: int) -> None:
@@ -921,6 +950,7 @@ class CompiledGameBatch(GameBatch):
     _kernel_state: Any = None  # the state arrays as a kernel argument ...
     _kernel_rows: Any = None  # ... and as the rows a deal resets (_reset_rows); both dropped when an array is replaced
     _scratch: BatchEvents | None = None  # the deal kernel's events (_deal_scratch)
+    _legal_shared = False  # whether legal_bits has given _legal to a caller, who may hold it
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in STATE_FIELDS:
@@ -975,22 +1005,32 @@ class CompiledGameBatch(GameBatch):
 
     @property
     def legal_bits(self) -> np.ndarray:
+        self._legal_shared = True
+        return self._legal_words()
+
+    def _legal_words(self) -> np.ndarray:
+        """``legal_bits`` for the batch's own use: not counted as held by a caller."""
         if self._legal is None:
             legal = np.empty((len(self), 2), U)
             self.kernels["_legal_of_all"](self._state(), legal, self.chunks())
-            self._legal = legal
+            self._legal, self._legal_shared = legal, False
         return self._legal
 
     def _first_illegal(self, actions: np.ndarray) -> int:
-        return int(first_illegal(actions, self.legal_bits, self.phase))
+        return int(first_illegal(actions, self._legal_words(), self.phase))
 
     def _play(self, actions: np.ndarray) -> None:
-        legal = self.legal_bits.copy()  # rows of the games that moved are rewritten; a caller may hold the old
-        self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), legal, self.chunks())
-        self._legal = legal
+        """The step kernel writes new events and new legal words (a caller may hold the old)."""
+        before, after = self._legal_words(), np.empty((len(self), 2), U)
+        self._events = BatchEvents.unwritten(len(self), self.rules.players)
+        self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), before, after, self.chunks())
+        self._legal, self._legal_shared = after, False
 
     def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> BatchEvents:
-        legal = np.zeros((len(self), 2), U) if self._legal is None else self._legal.copy()
+        if self._legal is None:
+            legal = np.zeros((len(self), 2), U)
+        else:  # the dealt games' rows are rewritten; in a copy where a caller holds the words
+            legal = self._legal.copy() if self._legal_shared else self._legal
         columns, starts = _deal_columns(self.rules.players)
         deal = DealArrays(
             np.ascontiguousarray(index, np.int64),
@@ -1000,12 +1040,20 @@ class CompiledGameBatch(GameBatch):
             starts,
         )
         scratch = self._deal_scratch()
+        dealt = BatchEvents(*(np.empty((index.size, *a.shape[1:]), a.dtype) for a in scratch.arrays()))
         self.kernels["_deal_games"](
-            *self._arguments(scratch), *self._reset_rows(), deal, rule_options(self.rules), legal, self.chunks()
+            *self._arguments(scratch),
+            *self._reset_rows(),
+            deal,
+            rule_options(self.rules),
+            legal,
+            _event_rows(scratch),
+            _event_rows(dealt),
+            self.chunks(),
         )
         if self._legal is not None:
             self._legal = legal  # the dealt games' rows rewritten
-        return take_events(scratch, deal.index)
+        return dealt
 
     def _legal_changed(self) -> None:
         """Nothing to forget: ``_deal_cards`` rewrote the dealt games' legal words."""

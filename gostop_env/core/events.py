@@ -92,6 +92,17 @@ class BatchEvents:
             np.zeros((batch, players), np.int64),
         )
 
+    @classmethod
+    def unwritten(cls, batch: int, players: int) -> BatchEvents:
+        """Arrays of the shapes of :meth:`empty`, their values left unset: for a writer that
+        sets every entry (the compiled step)."""
+        return cls(
+            np.empty((batch, players, NUM_EVENTS), np.int8),
+            np.empty((batch, players), np.uint64),
+            np.empty((batch, players, players), np.uint64),
+            np.empty((batch, players), np.int64),
+        )
+
     def rows(self, index: np.ndarray) -> BatchEvents:
         """The events of games ``index`` as a smaller batch."""
         return BatchEvents(*(np.take(array, index, axis=0) for array in self.arrays()))
