@@ -1040,7 +1040,7 @@ class CompiledGameBatch(GameBatch):
             starts,
         )
         scratch = self._deal_scratch()
-        dealt = BatchEvents(*(np.empty((index.size, *a.shape[1:]), a.dtype) for a in scratch.arrays()))
+        dealt = BatchEvents.unwritten(index.size, self.rules.players)
         self.kernels["_deal_games"](
             *self._arguments(scratch),
             *self._reset_rows(),

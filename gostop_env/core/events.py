@@ -7,6 +7,7 @@ reference engine give one game's :class:`Events`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -85,22 +86,22 @@ class BatchEvents:
 
     @classmethod
     def empty(cls, batch: int, players: int) -> BatchEvents:
-        return cls(
-            np.zeros((batch, players, NUM_EVENTS), np.int8),
-            np.zeros((batch, players), np.uint64),
-            np.zeros((batch, players, players), np.uint64),
-            np.zeros((batch, players), np.int64),
-        )
+        return cls._allocated(np.zeros, batch, players)
 
     @classmethod
     def unwritten(cls, batch: int, players: int) -> BatchEvents:
         """Arrays of the shapes of :meth:`empty`, their values left unset: for a writer that
-        sets every entry (the compiled step)."""
+        sets every entry (the compiled step and deal)."""
+        return cls._allocated(np.empty, batch, players)
+
+    @classmethod
+    def _allocated(cls, allocate: Callable[..., np.ndarray], batch: int, players: int) -> BatchEvents:
+        """The four arrays of ``batch`` games, each from ``allocate(shape, dtype)``."""
         return cls(
-            np.empty((batch, players, NUM_EVENTS), np.int8),
-            np.empty((batch, players), np.uint64),
-            np.empty((batch, players, players), np.uint64),
-            np.empty((batch, players), np.int64),
+            allocate((batch, players, NUM_EVENTS), np.int8),
+            allocate((batch, players), np.uint64),
+            allocate((batch, players, players), np.uint64),
+            allocate((batch, players), np.int64),
         )
 
     def rows(self, index: np.ndarray) -> BatchEvents:
