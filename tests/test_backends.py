@@ -93,6 +93,26 @@ def test_dealing_again_in_place_matches_the_numpy_core(players):
 
 
 @pytest.mark.parametrize("backend", available_backends())
+@pytest.mark.parametrize("players", (2, 3))
+def test_a_deal_leaves_nothing_of_the_game_before(backend, players):
+    """Every state array of a dealt game is reset, whatever it held: games whose arrays were
+    all scribbled over, dealt again, equal the same decks dealt into a new batch (scratch
+    arrays, named ``_*``, aside: they mean nothing between steps)."""
+    rules = Rules.preset("korean", players=players, jokers=2)
+    rng = np.random.default_rng(players)
+    decks = shuffled_decks(rules, rng, 16)
+    batch = GameBatch.from_seed(rules, rng, 16, backend=backend)
+    for name in STATE_FIELDS:
+        array = getattr(batch, name)
+        array[...] = rng.integers(1, 100, array.shape)
+    batch.reset_games(np.arange(16), decks, carry=2)
+    fresh = GameBatch.from_decks(rules, decks, carry=2, backend=backend)
+    for name in STATE_FIELDS:
+        assert name.startswith("_") or (getattr(batch, name) == getattr(fresh, name)).all(), name
+    assert (batch.legal_bits == fresh.legal_bits).all()
+
+
+@pytest.mark.parametrize("backend", available_backends())
 def test_legal_words_a_caller_holds_keep_their_values(backend):
     """``legal_bits`` read before a step, or between a step and a deal, keeps its values
     (a batch writes its new words elsewhere), and the batch's own words are always those
@@ -112,6 +132,67 @@ def test_legal_words_a_caller_holds_keep_their_values(backend):
         assert (held == kept).all()
         assert read_between is None or (read_between == between).all()
         assert (batch.legal_bits == batch.clone().legal_bits).all()
+
+
+@needs_numba
+@pytest.mark.parametrize("backend", ALL_BACKENDS[1:])
+def test_kernels_are_called_with_the_types_they_were_compiled_for(backend, monkeypatch):
+    """``run_kernel`` calls a kernel's compiled entry point without numba's typing of the
+    arguments: every call, from batches made and fed every way (read-only decks, strided
+    and other-typed actions and indices, state arrays replaced by non-contiguous, read-only
+    or other-typed ones), passes exactly the types the entry point was compiled for; and
+    the games stay equal to the NumPy core's."""
+    from gostop_env.core import compiled
+
+    called = set()
+
+    def checked(kernel, *args):
+        if kernel not in called:  # found afresh, from this test's arguments
+            compiled.ENTRY_POINTS.pop(kernel, None)
+        real_run_kernel(kernel, *args)
+        entry = compiled.ENTRY_POINTS[kernel]
+        (signature,) = [sig for sig, result in kernel.overloads.items() if result.entry_point is entry]
+        assert tuple(kernel.typeof_pyval(a) for a in args) == signature, kernel
+        called.add(kernel)
+
+    real_run_kernel = compiled.run_kernel
+    monkeypatch.setattr(compiled, "run_kernel", checked)
+    rules = Rules.preset("korean", players=3, jokers=2)
+    rng = np.random.default_rng(9)
+    decks = shuffled_decks(rules, rng, 12)
+    decks.flags.writeable = False
+    batches = [GameBatch.from_decks(rules, decks, carry=1, backend=b) for b in ("numpy", backend)]
+    replaced = {
+        "scores": lambda a: a.astype(np.int64),
+        "hands": lambda a: np.asfortranarray(a),
+        "layout": lambda a: np.repeat(a, 2)[::2],
+        "phase": lambda a: np.require(a, requirements="C").copy(),
+    }
+    for step in range(150):
+        if step == 40:
+            batches = [b.select(np.arange(11, -1, -1)) for b in batches]
+        if step == 60:  # the same values, in arrays the kernels cannot take as they are
+            for name, replace in replaced.items():
+                setattr(batches[1], name, replace(getattr(batches[1], name)))
+            batches[1].phase.flags.writeable = False
+        wide = np.repeat(random_legal_actions(batches[0].legal_bits, rng, "numpy"), 2)
+        actions = wide[::2] if step % 2 else wide[::2].astype(np.int32)
+        for b in batches:
+            b.step(actions)
+        done = np.flatnonzero(batches[0].done)
+        if done.size:
+            index = np.repeat(done, 2)[::2]
+            fresh = shuffled_decks(rules, rng, done.size).astype(np.int64 if step % 2 else np.int8)
+            fresh.flags.writeable = False
+            carry = batches[0].next_carry[done]
+            for b in batches:
+                b.reset_games(index, fresh, carry)
+    same_arrays(batches, [b.deal_events for b in batches])
+    assert {k.py_func.__name__.removesuffix("_parallel") for k in called} == {
+        "_step_games",
+        "_deal_games",
+        "_legal_of_all",
+    }
 
 
 @needs_numba

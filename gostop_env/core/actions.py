@@ -85,6 +85,8 @@ def integer_actions(actions: Any) -> np.ndarray:
     """``actions`` as a flat int64 array; TypeError unless every entry is a Python or NumPy
     integer (see :func:`integer_action`)."""
     array = np.asarray(actions) if not isinstance(actions, np.ndarray) else actions
+    if array.dtype == np.int64 and array.ndim == 1:  # already what is returned: no checks to make
+        return array
     if array.size == 0:
         return np.zeros(0, np.int64)
     if not np.issubdtype(array.dtype, np.integer):

@@ -35,7 +35,7 @@ from . import actions as A
 from . import bitboard
 from . import cards as C
 from .actions import Phase
-from .batch import STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
+from .batch import GAME, STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
 from .bitboard import NIBBLE_LOW
 from .events import BatchEvents, Event
 from .outcomes import Outcome, Result
@@ -49,6 +49,9 @@ EventArrays = namedtuple("EventArrays", ["counts", "captured", "stolen", "paymen
 DealArrays = namedtuple("DealArrays", ["index", "decks", "carry", "columns", "starts"])
 """The games a deal deals, ``index``, their ``decks`` and ``carry``; ``columns``, the deck
 positions of seat 0's cards, seat 1's, ..., the layout's, each group from ``starts``."""
+INITIAL: Any = Arrays(*(int(STATE_FIELDS[name].initial) for name in KERNEL_FIELDS))
+"""Each state array's declared initial value (:data:`STATE_FIELDS`), by name: constants in
+the kernels."""
 MatchTables = namedtuple("MatchTables", ["pick", "place", "keep", "candidates", "choose", "did", "partner", "stack"])
 
 # ---- rule options as one int64 array; its entries by name ---------------------------------
@@ -101,7 +104,7 @@ GODORI = U(C.bits(C.GODORI_BIRDS))
 RED_POEM, BLUE, PLAIN_RED = (U(C.bits(g)) for g in C.RIBBON_GROUPS.values())
 ANIMAL_MIN, RIBBON_MIN, JUNK_MIN = THRESHOLDS["animals"], THRESHOLDS["ribbons"], THRESHOLDS["junk"]
 BRIGHT_POINT_TABLE = BRIGHT_POINTS.astype(np.int64)
-NUM_MONTH_CARDS = C.NUM_MONTH_CARDS
+NUM_MONTH_CARDS, NUM_MONTHS = C.NUM_MONTH_CARDS, C.NUM_MONTHS
 CHOOSE_SHIFT, SHAKE_SHIFT, BOMB_SHIFT, BOMB_HIGH_SHIFT = U(A.CHOOSE - 64), U(A.SHAKE), U(A.BOMB), U(64 - A.BOMB)
 GO_STOP_WORD = U((1 << (A.GO - 64)) | (1 << (A.STOP - 64)))
 PASS_WORD = U(1 << (A.PASS - 64))
@@ -727,25 +730,69 @@ def clear_events(ev: Any, start: int, stop: int) -> None:
 
 
 @inline
-def reset_rows(views: Any, initial_rows: Any, i: int) -> None:
-    """Game ``i``'s row of each of ``views`` (state arrays as words of one width) set to
-    its initial words."""
-    for f in range(len(views)):
-        row, initial = views[f], initial_rows[f]
-        for w in range(U(initial.size)):
-            row[i, w] = initial[w]
+def fill_seats(a: Any, i: int, value: int) -> None:
+    """Game ``i``'s row of a per-seat state array (2 or 3 seats) set to ``value``: stores, not a
+    loop (LLVM turns a loop of stores into a call to ``memset``, which costs more than the
+    stores)."""
+    a[i, 0] = value
+    a[i, 1] = value
+    if a.shape[1] > 2:
+        a[i, 2] = value
 
 
 @inline
-def deal_game(s: Any, ev: Any, t: Any, rows: Any, d: Any, k: int, options: Any, legal: Any) -> None:
+def fill_months(a: Any, i: int, value: int) -> None:
+    """Game ``i``'s row of a per-month state array set to ``value`` (a loop of known length,
+    unrolled)."""
+    for month in range(NUM_MONTHS):
+        a[i, month] = value
+
+
+@inline
+def reset_game(s: Any, i: int) -> None:
+    """Every state array of game ``i`` but the stock (which a deal overwrites) back to its
+    declared initial value (:data:`INITIAL`), one statement per array: a loop over tuples of
+    the arrays and their initial rows cost 150 ns a game, this a third of it less (a test
+    checks that every state array is named here)."""
+    fill_seats(s.hands, i, INITIAL.hands)
+    fill_seats(s.piles, i, INITIAL.piles)
+    fill_seats(s.revealed, i, INITIAL.revealed)
+    s.layout[i] = INITIAL.layout
+    s.stock_pos[i] = INITIAL.stock_pos
+    s.stock_len[i] = INITIAL.stock_len
+    fill_seats(s.shakes, i, INITIAL.shakes)
+    fill_seats(s.bombs, i, INITIAL.bombs)
+    fill_seats(s.pass_tokens, i, INITIAL.pass_tokens)
+    fill_seats(s.gos, i, INITIAL.gos)
+    fill_seats(s.go_scores, i, INITIAL.go_scores)
+    fill_seats(s.last_go_clock, i, INITIAL.last_go_clock)
+    fill_seats(s.turns, i, INITIAL.turns)
+    fill_seats(s.scores, i, INITIAL.scores)
+    fill_seats(s.payments, i, INITIAL.payments)
+    s.clock[i] = INITIAL.clock
+    s.seat[i] = INITIAL.seat
+    s.phase[i] = INITIAL.phase
+    s.result[i] = INITIAL.result
+    s.winner[i] = INITIAL.winner
+    s.carry[i] = INITIAL.carry
+    fill_months(s.stack_owner, i, INITIAL.stack_owner)
+    fill_months(s.stack_turn, i, INITIAL.stack_turn)
+    s.candidates[i] = INITIAL.candidates
+    s.taken[i] = INITIAL.taken
+    s.steals[i] = INITIAL.steals
+    s.h[i] = INITIAL.h
+    s.h_did[i] = INITIAL.h_did
+    s.h_partner[i] = INITIAL.h_partner
+    s.f[i] = INITIAL.f
+
+
+@inline
+def deal_game(s: Any, ev: Any, t: Any, d: Any, k: int, options: Any, legal: Any) -> None:
     """Deal ``d.decks[k]`` into game ``d.index[k]`` (``d``: :data:`DealArrays`): every field
-    back to its declared initial value (``rows``: the state arrays as uint64 words and as
-    bytes, each with one game's initial row, from ``CompiledGameBatch._reset_rows``), the
-    dealt cards, the stock, then what the deal decides, and the game's legal words."""
+    back to its declared initial value, the dealt cards, the stock, then what the deal
+    decides, and the game's legal words."""
     i, deck = U(d.index[k]), d.decks[k]  # unsigned indices: see step_range
-    word_views, initial_words, byte_views, initial_bytes = rows
-    reset_rows(word_views, initial_words, i)
-    reset_rows(byte_views, initial_bytes, i)
+    reset_game(s, i)
     s.carry[i] = d.carry[k]
     players, dealt = s.hands.shape[1], d.columns.size
     s.stock_len[i] = deck.size - dealt
@@ -781,15 +828,13 @@ def step_range(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, 
 
 
 @jit
-def deal_range(
-    s: Any, ev: Any, t: Any, rows: Any, d: Any, options: Any, legal: Any, moves: Any, start: int, stop: int
-) -> None:
+def deal_range(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, moves: Any, start: int, stop: int) -> None:
     """Deal games [start, stop) of ``d``, each game's events moved out of the scratch ``ev``
     at once (``moves``: the scratch and the dealt games' events as ``(games, n)`` views),
     while its rows are still in cache."""
     scratch, dealt = moves
     for k in range(start, stop):
-        deal_game(s, ev, t, rows, d, k, options, legal)
+        deal_game(s, ev, t, d, k, options, legal)
         move_event_row(scratch, U(d.index[k]), dealt, U(k))
 
 
@@ -815,26 +860,13 @@ def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, before: Any
 
 
 def _deal_games(
-    s: Any,
-    ev: Any,
-    t: Any,
-    word_views: Any,
-    initial_words: Any,
-    byte_views: Any,
-    initial_bytes: Any,
-    d: Any,
-    options: Any,
-    legal: Any,
-    scratch: Any,
-    dealt: Any,
-    chunks: int,
+    s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, scratch: Any, dealt: Any, chunks: int
 ) -> None:
     """Deal ``d.decks[k]`` into game ``d.index[k]`` (see ``deal_range``; tuples of arrays
     travel as separate arguments, since numba's parallel loops take no nested tuples)."""
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, d.index.size)
-        rows = (word_views, initial_words, byte_views, initial_bytes)
-        deal_range(s, ev, t, rows, d, options, legal, (scratch, dealt), start, stop)
+        deal_range(s, ev, t, d, options, legal, (scratch, dealt), start, stop)
 
 
 def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
@@ -921,6 +953,37 @@ def random_actions(legal_bits: np.ndarray, draws: np.ndarray, loops: dict[str, A
     return actions
 
 
+def kernel_array(array: Any, dtype: Any) -> np.ndarray:
+    """``array`` (itself where it is one already; else a copy) as the one kind of array of
+    ``dtype`` the kernels are called with: C-contiguous, writeable and aligned. numba types
+    an array by these flags too, and :func:`run_kernel` relies on every call of a kernel
+    passing the same types."""
+    return np.require(array, dtype, ("C_CONTIGUOUS", "WRITEABLE", "ALIGNED"))
+
+
+ENTRY_POINTS: dict[Any, Any] = {}
+"""Each batch kernel's compiled entry point, found on its first call (:func:`run_kernel`)."""
+
+
+def run_kernel(kernel: Any, *args: Any) -> None:
+    """Run a batch kernel: on its first call through numba's dispatcher (which compiles or
+    loads it for the arguments' types), after that straight through the compiled entry
+    point for those types. The dispatcher types every argument on every call, and typing
+    some fifty arrays cost ten times the call itself (11 us of a step of one game: as
+    much as the rest of the step). Sound because a batch passes the same types on every
+    call of a kernel: its state arrays as :meth:`CompiledGameBatch._state` makes them, and
+    arrays it makes itself or passes through :func:`kernel_array` (``tests/test_backends.py``
+    checks the calls of batches made every way, from read-only, strided and other-typed
+    inputs too, against the types the entry point was compiled for)."""
+    entry = ENTRY_POINTS.get(kernel)
+    if entry is not None:
+        entry(*args)
+        return
+    kernel(*args)
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    ENTRY_POINTS[kernel] = kernel.overloads[signature].entry_point
+
+
 @functools.cache
 def _deal_columns(players: int) -> tuple[np.ndarray, np.ndarray]:
     """``_dealt_columns`` as the deal kernel's int64 arrays."""
@@ -947,60 +1010,43 @@ class CompiledGameBatch(GameBatch):
         """How many ranges of games the loops split the batch into: one per thread."""
         return 1
 
-    _kernel_state: Any = None  # the state arrays as a kernel argument ...
-    _kernel_rows: Any = None  # ... and as the rows a deal resets (_reset_rows); both dropped when an array is replaced
-    _scratch: BatchEvents | None = None  # the deal kernel's events (_deal_scratch)
+    _kernel_state: Any = None  # the state arrays as a kernel argument, dropped when an array is replaced
+    _scratch: tuple[Any, Any] | None = None  # the deal kernel's events (_deal_scratch)
     _legal_shared = False  # whether legal_bits has given _legal to a caller, who may hold it
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in STATE_FIELDS:
             object.__setattr__(self, "_kernel_state", None)
-            object.__setattr__(self, "_kernel_rows", None)
         object.__setattr__(self, name, value)
 
     def _state(self) -> Any:
-        """The state arrays as one kernel argument (each made C-contiguous first)."""
+        """The state arrays as one kernel argument, each first made an array of the one type
+        the kernels run on (:func:`kernel_array`; ValueError for a wrong number of axes)."""
         if self._kernel_state is None:
             for name in KERNEL_FIELDS:
-                array = getattr(self, name)
-                if not array.flags.c_contiguous:
-                    setattr(self, name, np.ascontiguousarray(array))
+                field, array = STATE_FIELDS[name], getattr(self, name)
+                axes = 1 if field.shape == GAME else 2
+                if np.ndim(array) != axes:
+                    raise ValueError(f"state array {name} needs {axes} axes, got shape {np.shape(array)}")
+                if kernel_array(array, field.dtype) is not array:
+                    setattr(self, name, kernel_array(array, field.dtype))
             self._kernel_state = Arrays(*(getattr(self, name) for name in KERNEL_FIELDS))
         return self._kernel_state
 
-    def _reset_rows(self) -> tuple[tuple[np.ndarray, ...], ...]:
-        """What resets a game: every state array but the stock (which a deal overwrites) as
-        ``(B, words)`` uint64 views where a game's row is whole words, else as ``(B, bytes)``
-        uint8 views, and one game's initial row of each: a deal stores whole words where it can
-        instead of one byte at a time."""
-        if self._kernel_rows is None:
-            groups: dict[type, tuple[list[np.ndarray], list[np.ndarray]]] = {np.uint64: ([], []), np.uint8: ([], [])}
-            for name, field in STATE_FIELDS.items():
-                if name == "stock":
-                    continue
-                if not getattr(self, name).flags.c_contiguous:
-                    setattr(self, name, np.ascontiguousarray(getattr(self, name)))
-                array = getattr(self, name)
-                unit = np.uint64 if array[:1].nbytes % 8 == 0 else np.uint8
-                views, initial = groups[unit]
-                views.append(array.reshape(len(self), -1).view(unit))
-                initial.append(np.full(array.shape[1:], field.initial, field.dtype).reshape(-1).view(unit))
-            self._kernel_rows = tuple(tuple(arrays) for pair in groups.values() for arrays in pair)
-        rows: tuple[tuple[np.ndarray, ...], ...] = self._kernel_rows
-        return rows
-
-    def _arguments(self, events: BatchEvents | None = None) -> tuple[Any, Any, Any]:
-        """(state, events (default: this step's), §5's match tables) as kernel arguments."""
-        e = self._events if events is None else events
-        event_arrays = EventArrays(*e.arrays())
+    def _arguments(self, events: Any = None) -> tuple[Any, Any, Any]:
+        """(state, events (:data:`EventArrays`; default: this step's), §5's match tables) as
+        kernel arguments."""
+        event_arrays = EventArrays(*self._events.arrays()) if events is None else events
         return self._state(), event_arrays, match_tables(self.rules.choice_rule)
 
-    def _deal_scratch(self) -> BatchEvents:
-        """Events of every game, all zero between deals: the deal kernel writes the dealt
-        games' rows, which are copied out and zeroed again (a new buffer of the whole batch
-        for each deal would cost more than dealing a few hundred games)."""
+    def _deal_scratch(self) -> tuple[Any, Any]:
+        """Events of every game, all zero between deals, as :data:`EventArrays` and as
+        ``(games, n)`` row views: the deal kernel writes the dealt games' rows, which are
+        moved out and zeroed again (a new buffer of the whole batch for each deal would cost
+        more than dealing a few hundred games). Kept, views and all, from the first deal on."""
         if self._scratch is None:
-            self._scratch = BatchEvents.empty(len(self), self.rules.players)
+            events = BatchEvents.empty(len(self), self.rules.players)
+            self._scratch = EventArrays(*events.arrays()), _event_rows(events)
         return self._scratch
 
     @property
@@ -1012,7 +1058,7 @@ class CompiledGameBatch(GameBatch):
         """``legal_bits`` for the batch's own use: not counted as held by a caller."""
         if self._legal is None:
             legal = np.empty((len(self), 2), U)
-            self.kernels["_legal_of_all"](self._state(), legal, self.chunks())
+            run_kernel(self.kernels["_legal_of_all"], self._state(), legal, self.chunks())
             self._legal, self._legal_shared = legal, False
         return self._legal
 
@@ -1023,7 +1069,9 @@ class CompiledGameBatch(GameBatch):
         """The step kernel writes new events and new legal words (a caller may hold the old)."""
         before, after = self._legal_words(), np.empty((len(self), 2), U)
         self._events = BatchEvents.unwritten(len(self), self.rules.players)
-        self.kernels["_step_games"](*self._arguments(), actions, rule_options(self.rules), before, after, self.chunks())
+        actions = kernel_array(actions, np.int64)
+        options = rule_options(self.rules)
+        run_kernel(self.kernels["_step_games"], *self._arguments(), actions, options, before, after, self.chunks())
         self._legal, self._legal_shared = after, False
 
     def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> BatchEvents:
@@ -1033,21 +1081,21 @@ class CompiledGameBatch(GameBatch):
             legal = self._legal.copy() if self._legal_shared else self._legal
         columns, starts = _deal_columns(self.rules.players)
         deal = DealArrays(
-            np.ascontiguousarray(index, np.int64),
-            np.ascontiguousarray(decks, np.int8),
-            np.full(index.shape, carry, np.int64) if carry.ndim == 0 else np.ascontiguousarray(carry, np.int64),
+            kernel_array(index, np.int64),
+            kernel_array(decks, np.int8),
+            np.full(index.shape, carry, np.int64) if carry.ndim == 0 else kernel_array(carry, np.int64),
             columns,
             starts,
         )
-        scratch = self._deal_scratch()
+        scratch, scratch_rows = self._deal_scratch()
         dealt = BatchEvents.unwritten(index.size, self.rules.players)
-        self.kernels["_deal_games"](
+        run_kernel(
+            self.kernels["_deal_games"],
             *self._arguments(scratch),
-            *self._reset_rows(),
             deal,
             rule_options(self.rules),
             legal,
-            _event_rows(scratch),
+            scratch_rows,
             _event_rows(dealt),
             self.chunks(),
         )
