@@ -15,7 +15,7 @@ import pytest
 from conftest import BACKENDS, needs_numba
 from lockstep import play_lockstep, same_arrays
 
-from gostop_env.core import GameBatch, Rules, random_legal_actions
+from gostop_env.core import GameBatch, IllegalActionError, Rules, random_legal_actions
 from gostop_env.core.batch import BACKEND_VARIABLE, STATE_FIELDS, available_backends, default_backend
 from gostop_env.core.batch import BACKENDS as ALL_BACKENDS
 from gostop_env.core.deck import shuffled_decks
@@ -192,7 +192,27 @@ def test_kernels_are_called_with_the_types_they_were_compiled_for(backend, monke
         "_step_games",
         "_deal_games",
         "_legal_of_all",
+        "_first_illegal_of_all",
     }
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_the_first_illegal_action_is_named_and_nothing_changes(backend):
+    """With illegal actions in several games (in different threads' chunks too), the error
+    names the first, no game has moved, and the next legal step is as if none had come."""
+    batch = GameBatch.from_seed(Rules(), 4, 64, backend=backend)
+    before = batch.clone()
+    legal = random_legal_actions(batch.legal_bits, np.random.default_rng(0), backend)
+    for bad in ([50, 60], [5, 60], [63]):
+        actions = legal.copy()
+        actions[bad] = 200
+        with pytest.raises(IllegalActionError, match=f"game {bad[0]}: illegal action 200"):
+            batch.step(actions)
+        assert all((getattr(batch, name) == getattr(before, name)).all() for name in STATE_FIELDS)
+    twin = before.clone()  # never given an illegal action
+    batch.step(legal)
+    twin.step(legal)
+    assert all((getattr(batch, name) == getattr(twin, name)).all() for name in STATE_FIELDS)
 
 
 @needs_numba

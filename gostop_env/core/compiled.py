@@ -914,9 +914,10 @@ def _legal_of_all(s: Any, legal: Any, chunks: int) -> None:
 
 
 @jit
-def first_illegal(actions: Any, legal: Any, phase: Any) -> int:
-    """The first game whose action is neither ``NO_ACTION`` nor legal (-1: none)."""
-    for i in range(actions.size):
+def first_illegal(actions: Any, legal: Any, phase: Any, start: int, stop: int) -> int:
+    """The first game of [start, stop) whose action is neither ``NO_ACTION`` nor legal (-1:
+    none)."""
+    for i in range(start, stop):
         a = actions[i]
         if a == A.NO_ACTION:
             continue
@@ -925,12 +926,19 @@ def first_illegal(actions: Any, legal: Any, phase: Any) -> int:
     return -1
 
 
+def _first_illegal_of_all(actions: Any, legal: Any, phase: Any, found: Any, chunks: int) -> None:
+    """Each chunk's first illegal action's game (-1: none) into ``found``."""
+    for c in numba.prange(chunks):
+        start, stop = chunk(c, chunks, actions.size)
+        found[c] = first_illegal(actions, legal, phase, start, stop)
+
+
 def _loops(parallel: bool) -> dict[str, Any]:
     """The batch loops compiled for one thread (their chunks run in turn), or spread over
     numba's threads. The parallel copies get names of their own, so the two never share an
     entry of numba's disk cache."""
     loops = {}
-    for f in (_step_games, _deal_games, _legal_of_all, _random_actions):
+    for f in (_step_games, _deal_games, _legal_of_all, _first_illegal_of_all, _random_actions):
         if parallel:
             f = types.FunctionType(f.__code__, f.__globals__, f"{f.__name__}_parallel")
             f.__qualname__ = f.__name__
@@ -1072,7 +1080,15 @@ class CompiledGameBatch(GameBatch):
         return self._legal
 
     def _first_illegal(self, actions: np.ndarray) -> int:
-        return int(first_illegal(actions, self._legal_words(), self.phase))
+        """Checked by each thread's chunk of games (a pass over the whole batch that would
+        otherwise run on one thread before every step)."""
+        found = np.empty(self.chunks(), np.int64)
+        legal, phase = self._legal_words(), self._state().phase
+        run_kernel(
+            self.kernels["_first_illegal_of_all"], kernel_array(actions, np.int64), legal, phase, found, self.chunks()
+        )
+        games = found[found >= 0]
+        return int(games[0]) if games.size else -1
 
     def _play(self, actions: np.ndarray) -> None:
         """The step kernel writes new events and new legal words (a caller may hold the old)."""
