@@ -39,6 +39,18 @@ installed, as it is in CI (``.ci/run`` installs the ``fast`` extra)."""
 needs_numba = pytest.mark.skipif(len(BACKENDS) < 2, reason='needs numba: pip install "gostop[fast]" (CI installs it)')
 
 
+@pytest.fixture(autouse=True)
+def threads_at_every_batch_size(monkeypatch):
+    """``numba-parallel`` runs a batch under ``ParallelGameBatch.parallel_from`` games on one
+    thread, and the tests' batches are small: here it spreads every batch over the threads,
+    so that the threaded loops are what the tests hold equal to the other engines
+    (``test_backends.py`` checks the threshold itself)."""
+    if "numba-parallel" in available_backends():
+        from gostop_env.core.compiled import ParallelGameBatch
+
+        monkeypatch.setattr(ParallelGameBatch, "parallel_from", 0)
+
+
 class Both:
     """A reference game and a one-game batch on every backend, stepped together and compared
     at every step (``batch`` is the NumPy core's)."""

@@ -216,6 +216,25 @@ def test_the_first_illegal_action_is_named_and_nothing_changes(backend):
 
 
 @needs_numba
+def test_small_batches_of_numba_parallel_run_on_one_thread(monkeypatch):
+    """Below ``parallel_from`` games the threads would cost more than they save: the batch and
+    its action picker take the one-thread loops, from it on numba's threads."""
+    import numba
+
+    from gostop_env.core.compiled import PARALLEL, SERIAL, ParallelGameBatch
+
+    monkeypatch.setattr(ParallelGameBatch, "parallel_from", 100)
+    small, large = (GameBatch.from_seed(Rules(), 0, n, backend="numba-parallel") for n in (99, 100))
+    assert small.loops() is SERIAL and small.chunks() == 1
+    assert large.loops() is PARALLEL and large.chunks() == numba.get_num_threads()
+    picked = []
+    monkeypatch.setattr("gostop_env.core.compiled.random_actions", lambda bits, draws, loops: picked.append(loops))
+    for batch in (small, large):
+        random_legal_actions(batch.legal_bits, np.random.default_rng(0), "numba-parallel")
+    assert picked == [SERIAL, PARALLEL]
+
+
+@needs_numba
 def test_dealing_no_games_changes_nothing():
     """An empty ``reset_games`` returns empty events and leaves every game as it was."""
     rules = Rules()

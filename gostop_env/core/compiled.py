@@ -950,6 +950,12 @@ def _loops(parallel: bool) -> dict[str, Any]:
 
 SERIAL, PARALLEL = _loops(parallel=False), _loops(parallel=True)
 """The batch loops, on one thread and on numba's threads (compiled when first called)."""
+PARALLEL_FROM = 2048
+"""The fewest games ``numba-parallel`` spreads over numba's threads; a smaller batch runs on
+one thread. On 2 cores, 2026-12-05, the threads ran random play at 0.60x one thread's speed
+at batch 1, 0.63x at 64, 0.77x at 256, about 1x at 1024 and 1.4x at 4096 (``python
+benchmarks/core_throughput.py --seconds 1 --repeats 2 --batches 1,64,256 --backends
+numba,numba-parallel``, and the docs' table)."""
 
 
 def random_actions(legal_bits: np.ndarray, draws: np.ndarray, loops: dict[str, Any] = SERIAL) -> np.ndarray:
@@ -1019,8 +1025,14 @@ class CompiledGameBatch(GameBatch):
     one thread (``backend="numba"``); everything else is the NumPy core's."""
 
     backend = "numba"
-    kernels = SERIAL
-    pick_actions = staticmethod(random_actions)
+
+    @staticmethod
+    def pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        return random_actions(legal_bits, draws, SERIAL)
+
+    def loops(self) -> dict[str, Any]:
+        """The batch loops this batch runs (``SERIAL`` or ``PARALLEL``)."""
+        return SERIAL
 
     def chunks(self) -> int:
         """How many ranges of games the loops split the batch into: one per thread."""
@@ -1075,7 +1087,7 @@ class CompiledGameBatch(GameBatch):
         """``legal_bits`` for the batch's own use: not counted as held by a caller."""
         if self._legal is None:
             legal = np.empty((len(self), 2), U)
-            run_kernel(self.kernels["_legal_of_all"], self._state(), legal, self.chunks())
+            run_kernel(self.loops()["_legal_of_all"], self._state(), legal, self.chunks())
             self._legal, self._legal_shared = legal, False
         return self._legal
 
@@ -1085,7 +1097,7 @@ class CompiledGameBatch(GameBatch):
         found = np.empty(self.chunks(), np.int64)
         legal, phase = self._legal_words(), self._state().phase
         run_kernel(
-            self.kernels["_first_illegal_of_all"], kernel_array(actions, np.int64), legal, phase, found, self.chunks()
+            self.loops()["_first_illegal_of_all"], kernel_array(actions, np.int64), legal, phase, found, self.chunks()
         )
         games = found[found >= 0]
         return int(games[0]) if games.size else -1
@@ -1096,7 +1108,7 @@ class CompiledGameBatch(GameBatch):
         self._events = BatchEvents.unwritten(len(self), self.rules.players)
         actions = kernel_array(actions, np.int64)
         options = rule_options(self.rules)
-        run_kernel(self.kernels["_step_games"], *self._arguments(), actions, options, before, after, self.chunks())
+        run_kernel(self.loops()["_step_games"], *self._arguments(), actions, options, before, after, self.chunks())
         self._legal, self._legal_shared = after, False
 
     def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> BatchEvents:
@@ -1115,7 +1127,7 @@ class CompiledGameBatch(GameBatch):
         scratch, scratch_rows = self._deal_scratch()
         dealt = BatchEvents.unwritten(index.size, self.rules.players)
         run_kernel(
-            self.kernels["_deal_games"],
+            self.loops()["_deal_games"],
             *self._arguments(scratch),
             deal,
             rule_options(self.rules),
@@ -1135,14 +1147,23 @@ class CompiledGameBatch(GameBatch):
 class ParallelGameBatch(CompiledGameBatch):
     """:class:`CompiledGameBatch` with its batch loops spread over numba's threads
     (``backend="numba-parallel"``; how many: ``numba.set_num_threads`` or
-    ``NUMBA_NUM_THREADS``). Each game is still stepped by one thread, start to end."""
+    ``NUMBA_NUM_THREADS``). Each game is still stepped by one thread, start to end. A batch of
+    fewer than ``parallel_from`` games runs the loops on one thread, where starting and joining
+    the threads costs more than they save."""
 
     backend = "numba-parallel"
-    kernels = PARALLEL
-    pick_actions = staticmethod(functools.partial(random_actions, loops=PARALLEL))
+    parallel_from = PARALLEL_FROM
+
+    @staticmethod
+    def pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        threaded = len(legal_bits) >= ParallelGameBatch.parallel_from
+        return random_actions(legal_bits, draws, PARALLEL if threaded else SERIAL)
+
+    def loops(self) -> dict[str, Any]:
+        return PARALLEL if len(self) >= self.parallel_from else SERIAL
 
     def chunks(self) -> int:
-        return int(numba.get_num_threads())
+        return int(numba.get_num_threads()) if len(self) >= self.parallel_from else 1
 
 
 register_backend("numba", CompiledGameBatch)
