@@ -1154,16 +1154,20 @@ class ParallelGameBatch(CompiledGameBatch):
     backend = "numba-parallel"
     parallel_from = PARALLEL_FROM
 
+    @classmethod
+    def loops_for(cls, games: int) -> dict[str, Any]:
+        """The batch loops for ``games`` games: on numba's threads from ``parallel_from`` on."""
+        return PARALLEL if games >= cls.parallel_from else SERIAL
+
     @staticmethod
     def pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        threaded = len(legal_bits) >= ParallelGameBatch.parallel_from
-        return random_actions(legal_bits, draws, PARALLEL if threaded else SERIAL)
+        return random_actions(legal_bits, draws, ParallelGameBatch.loops_for(len(legal_bits)))
 
     def loops(self) -> dict[str, Any]:
-        return PARALLEL if len(self) >= self.parallel_from else SERIAL
+        return self.loops_for(len(self))
 
     def chunks(self) -> int:
-        return int(numba.get_num_threads()) if len(self) >= self.parallel_from else 1
+        return int(numba.get_num_threads()) if self.loops() is PARALLEL else 1
 
 
 register_backend("numba", CompiledGameBatch)
