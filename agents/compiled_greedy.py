@@ -42,9 +42,10 @@ from gostop_env.core.compiled import (
     U1,
     WITHOUT_RUNTIME,
     CompiledGameBatch,
-    EventArrays,
+    at,
     bit,
     chunk,
+    flat_events,
     inline,
     jit,
     lowest_bit,
@@ -162,9 +163,9 @@ def play_value(card: int, pile: Any, layout: Any, unseen: Any, base: int, row: A
 @inline
 def unseen_by(s: Any, i: int, seat: int, deck: Any) -> Any:
     """The cards ``seat`` cannot see in game i (as the ``unseen`` section)."""
-    seen = s.hands[i, seat] | s.layout[i] | s.taken[i]
-    for p in range(s.hands.shape[1]):
-        seen |= s.piles[i, p] | (s.revealed[i, p] & s.hands[i, p])
+    seen = s.hands[at(s, i, seat)] | s.layout[i] | s.taken[i]
+    for p in range(s.players):
+        seen |= s.piles[at(s, i, p)] | (s.revealed[at(s, i, p)] & s.hands[at(s, i, p)])
     return deck & ~seen
 
 
@@ -174,7 +175,7 @@ def play(s: Any, i: int, seat: int, low: Any, high: Any, deck: Any, row: Any) ->
     shakes = low & SHAKES
     if shakes:
         return index_of(shakes)  # a shake's action id is its bit in the low word
-    pile, layout = s.piles[i, seat], s.layout[i]
+    pile, layout = s.piles[at(s, i, seat)], s.layout[i]
     unseen = unseen_by(s, i, seat, deck)
     base = read_pile(pile, row[P_DUAL] != 0)[0]
     best, best_value = -1, -np.inf
@@ -215,17 +216,17 @@ def goes(s: Any, i: int, seat: int, row: Any, options: Any) -> bool:
     """The seat's go/stop rule: always stop, or go while each threshold holds."""
     if row[P_GOES] == 0:
         return False
-    if row[P_HAS_K] and s.scores[i, seat] >= row[P_K]:
+    if row[P_HAS_K] and s.scores[at(s, i, seat)] >= row[P_K]:
         return False
-    if row[P_HAS_GOS] and s.gos[i, seat] >= row[P_GOS]:
+    if row[P_HAS_GOS] and s.gos[at(s, i, seat)] >= row[P_GOS]:
         return False
     if row[P_HAS_STOCK] and s.stock_len[i] - s.stock_pos[i] < row[P_STOCK]:
         return False
     if row[P_HAS_MARGIN]:
         leader = 0  # an absent opponent's score reads 0 in the observation
-        for p in range(s.hands.shape[1]):
+        for p in range(s.players):
             if p != seat:
-                leader = max(leader, int(s.scores[i, p]))
+                leader = max(leader, int(s.scores[at(s, i, p)]))
         if leader >= options[R_TARGET] - row[P_MARGIN]:
             return False
     return True
@@ -278,7 +279,7 @@ def play_out_greedy(batch: CompiledGameBatch, params: np.ndarray) -> None:
     state, _, tables = batch._arguments()
     legal = batch.legal_bits.copy()
     scratch = BatchEvents.empty(len(batch), batch.rules.players)  # what the steps write, dropped
-    events = EventArrays(scratch.counts, scratch.captured, scratch.stolen, scratch.payments)
+    events = flat_events(scratch)
     deck = U((1 << batch.rules.deck_size) - 1)
     loop = _play_out_loop(batch.chunks() > 1)
     loop(state, events, tables, rule_options(batch.rules), legal, np.ascontiguousarray(params), deck, batch.chunks())

@@ -9,6 +9,11 @@ touches only its own rows, so neither the order of games nor the thread that run
 change a result: the three engines (reference, NumPy, compiled) are held equal on every
 field, mask, event and payment by ``tests/test_differential.py``.
 
+A kernel sees each per-seat array (state and events) flat, as a view: game ``i``'s entry for
+seat ``p`` is at ``i * players + p`` (:func:`at`), one product shared by every such array,
+where a two-axis array would be indexed by its own second axis length (loaded, multiplied
+and checked for a negative index at each access). That made a step about a sixth faster.
+
 Kernels compile on first use and are cached on disk (``cache=True``), so a later program
 loads them in well under a second. Importing this module needs numba (``pip install
 "gostop[fast]"``); :func:`gostop_env.core.batch.available_backends` says whether it is there.
@@ -35,7 +40,7 @@ from . import actions as A
 from . import bitboard
 from . import cards as C
 from .actions import Phase
-from .batch import GAME, STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
+from .batch import GAME, SEAT, STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
 from .bitboard import NIBBLE_LOW
 from .events import BatchEvents, Event
 from .outcomes import Outcome, Result
@@ -44,7 +49,10 @@ from .scoring import BIT32, BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THR
 
 KERNEL_FIELDS: tuple[str, ...] = tuple(name for name in STATE_FIELDS if not name.startswith("_"))
 Arrays = namedtuple("Arrays", KERNEL_FIELDS)  # type: ignore[misc]
-"""The public state arrays of a batch, passed to a kernel as one argument."""
+"""The public state arrays of a batch, by name."""
+KernelState = namedtuple("KernelState", (*KERNEL_FIELDS, "players"))  # type: ignore[misc]
+"""The state as a kernel takes it, one argument: the state arrays, the per-seat ones flat
+(views; game ``i``'s entry for seat ``p`` at ``at(s, i, p)``), and the number of players."""
 EventArrays = namedtuple("EventArrays", ["counts", "captured", "stolen", "payments"])
 DealArrays = namedtuple("DealArrays", ["index", "decks", "carry", "columns", "starts"])
 """The games a deal deals, ``index``, their ``decks`` and ``carry``; ``columns``, the deck
@@ -105,6 +113,7 @@ RED_POEM, BLUE, PLAIN_RED = (U(C.bits(g)) for g in C.RIBBON_GROUPS.values())
 ANIMAL_MIN, RIBBON_MIN, JUNK_MIN = THRESHOLDS["animals"], THRESHOLDS["ribbons"], THRESHOLDS["junk"]
 BRIGHT_POINT_TABLE = BRIGHT_POINTS.astype(np.int64)
 NUM_MONTH_CARDS, NUM_MONTHS = C.NUM_MONTH_CARDS, C.NUM_MONTHS
+NUM_EVENTS = U(len(Event))
 CHOOSE_SHIFT, SHAKE_SHIFT, BOMB_SHIFT, BOMB_HIGH_SHIFT = U(A.CHOOSE - 64), U(A.SHAKE), U(A.BOMB), U(64 - A.BOMB)
 GO_STOP_WORD = U((1 << (A.GO - 64)) | (1 << (A.STOP - 64)))
 PASS_WORD = U(1 << (A.PASS - 64))
@@ -276,13 +285,21 @@ def read_pile(pile: Any, september_dual: bool) -> tuple[int, int, int, int, int,
 
 @inline
 def rescore(s: Any, i: int, seat: int, options: Any) -> None:
-    s.scores[i, seat] = read_pile(s.piles[i, seat], options[R_SEPTEMBER_DUAL] != 0)[0]
+    s.scores[at(s, i, seat)] = read_pile(s.piles[at(s, i, seat)], options[R_SEPTEMBER_DUAL] != 0)[0]
+
+
+@inline
+def at(s: Any, i: Any, seat: Any) -> Any:
+    """Where game ``i``'s entry for ``seat`` is in a flat per-seat array of the kernel state
+    ``s`` (or of the events; unsigned, so that numba adds no wraparound for a negative
+    index)."""
+    return U(i) * U(s.players) + U(seat)
 
 
 # ---- small steps shared by the stages --------------------------------------------------------
 @inline
-def count(ev: Any, i: int, seat: int, event: int) -> None:
-    ev.counts[i, seat, event] += 1
+def count(s: Any, ev: Any, i: int, seat: int, event: int) -> None:
+    ev.counts[at(s, i, seat) * NUM_EVENTS + U(event)] += 1
 
 
 @jit
@@ -296,9 +313,9 @@ def next_seat(seat: int, offset: int, players: int) -> int:
 @inline
 def joker_to_pile(s: Any, ev: Any, i: int, seat: int, jokers: Any, options: Any) -> None:
     """Jokers reach ``seat``'s pile mid-turn: counted, and the score moves at once."""
-    s.piles[i, seat] |= jokers
-    ev.captured[i, seat] |= jokers
-    count(ev, i, seat, E_JOKER)
+    s.piles[at(s, i, seat)] |= jokers
+    ev.captured[at(s, i, seat)] |= jokers
+    count(s, ev, i, seat, E_JOKER)
     rescore(s, i, seat, options)
 
 
@@ -318,14 +335,14 @@ def draw(s: Any, ev: Any, i: int, options: Any) -> int:
 def end_hand(s: Any, ev: Any, i: int, result: int) -> None:
     s.result[i] = result
     s.phase[i] = DONE
-    for p in range(s.payments.shape[1]):
-        ev.payments[i, p] = s.payments[i, p]
+    for p in range(s.players):
+        ev.payments[at(s, i, p)] = s.payments[at(s, i, p)]
 
 
 @inline
 def begin_turn(s: Any, i: int, seat: int) -> int:
     s.seat[i] = seat
-    s.turns[i, seat] += 1
+    s.turns[at(s, i, seat)] += 1
     s.clock[i] += 1
     s.taken[i] = U0
     s.steals[i] = 0
@@ -333,7 +350,7 @@ def begin_turn(s: Any, i: int, seat: int) -> int:
     s.h_did[i] = 0
     s.h_partner[i] = -1
     s.phase[i] = PLAY
-    return FLIP if s.hands[i, seat] == U0 else DECIDE  # an empty hand only flips (§14.2)
+    return FLIP if s.hands[at(s, i, seat)] == U0 else DECIDE  # an empty hand only flips (§14.2)
 
 
 # ---- decisions ---------------------------------------------------------------------------------
@@ -353,27 +370,27 @@ def decide(s: Any, ev: Any, i: int, action: int, options: Any) -> int:
     if phase == GO_STOP:
         if action != A.GO:
             return STOP
-        s.gos[i, seat] += 1
-        s.go_scores[i, seat] = s.scores[i, seat]
-        s.last_go_clock[i, seat] = s.clock[i]
-        count(ev, i, seat, E_GO)
+        s.gos[at(s, i, seat)] += 1
+        s.go_scores[at(s, i, seat)] = s.scores[at(s, i, seat)]
+        s.last_go_clock[at(s, i, seat)] = s.clock[i]
+        count(s, ev, i, seat, E_GO)
         return NEXT_TURN
     if action < A.SHAKE:
         return play_card(s, ev, i, seat, action, options)
     if action < A.BOMB:
-        s.revealed[i, seat] |= s.hands[i, seat] & (U15 << U(4 * (action - A.SHAKE)))
-        s.shakes[i, seat] += 1
-        count(ev, i, seat, E_SHAKE)
+        s.revealed[at(s, i, seat)] |= s.hands[at(s, i, seat)] & (U15 << U(4 * (action - A.SHAKE)))
+        s.shakes[at(s, i, seat)] += 1
+        count(s, ev, i, seat, E_SHAKE)
         return DECIDE
     if action < A.PASS:
         return bomb(s, ev, i, seat, action - A.BOMB, options)
-    s.pass_tokens[i, seat] -= 1
+    s.pass_tokens[at(s, i, seat)] -= 1
     return FLIP
 
 
 @inline
 def play_card(s: Any, ev: Any, i: int, seat: int, card: int, options: Any) -> int:
-    s.hands[i, seat] &= ~bit(card)
+    s.hands[at(s, i, seat)] &= ~bit(card)
     s.h[i] = card
     if card < NUM_MONTH_CARDS:
         return RESOLVE_H
@@ -386,13 +403,13 @@ def play_card(s: Any, ev: Any, i: int, seat: int, card: int, options: Any) -> in
 @inline
 def bomb(s: Any, ev: Any, i: int, seat: int, month: int, options: Any) -> int:
     month_bits = U15 << U(4 * month)
-    s.hands[i, seat] &= ~month_bits
+    s.hands[at(s, i, seat)] &= ~month_bits
     s.layout[i] &= ~month_bits
     s.taken[i] |= month_bits
-    s.pass_tokens[i, seat] += 2
-    s.bombs[i, seat] += 1
+    s.pass_tokens[at(s, i, seat)] += 2
+    s.bombs[at(s, i, seat)] += 1
     s.h_did[i] = BOMBED
-    count(ev, i, seat, E_BOMB)
+    count(s, ev, i, seat, E_BOMB)
     if options[R_BOMB_BONUS]:
         s.steals[i] += 1
     return FLIP
@@ -430,12 +447,12 @@ def stack_capture(s: Any, ev: Any, i: int, month: int, options: Any) -> None:
     seat = int(s.seat[i])
     ja = s.stack_owner[i, month] == seat
     if options[R_JA_PPUK_PREVIOUS]:
-        ja = ja and s.stack_turn[i, month] == s.turns[i, seat] - 1
+        ja = ja and s.stack_turn[i, month] == s.turns[at(s, i, seat)] - 1
     s.stack_owner[i, month] = -1
     s.steals[i] += 2 if ja else 1
-    count(ev, i, seat, E_STACK_CAPTURE)
+    count(s, ev, i, seat, E_STACK_CAPTURE)
     if ja:
-        count(ev, i, seat, E_JA_PPUK)
+        count(s, ev, i, seat, E_JA_PPUK)
 
 
 @inline
@@ -475,29 +492,29 @@ def flip_onto_own_month(s: Any, ev: Any, i: int, f: int, h: int, options: Any) -
     s.taken[i] = (s.taken[i] | (U0 if ppuk else bit(f) | other)) & ~stack
     if ppuk:
         s.stack_owner[i, month] = seat
-        s.stack_turn[i, month] = s.turns[i, seat]
-        count(ev, i, seat, E_PPUK)
+        s.stack_turn[i, month] = s.turns[at(s, i, seat)]
+        count(s, ev, i, seat, E_PPUK)
     elif jjok and not exception:
         s.steals[i] += 1
-        count(ev, i, seat, E_JJOK)
+        count(s, ev, i, seat, E_JJOK)
     elif ttadak:
         s.steals[i] += 1
-        count(ev, i, seat, E_TTADAK)
+        count(s, ev, i, seat, E_TTADAK)
 
 
 # ---- §6 end of the turn ----------------------------------------------------------------------------
 @inline
 def end_turn(s: Any, ev: Any, i: int, options: Any) -> int:
     seat, taken = int(s.seat[i]), s.taken[i]
-    s.piles[i, seat] |= taken
-    ev.captured[i, seat] |= taken
+    s.piles[at(s, i, seat)] |= taken
+    ev.captured[at(s, i, seat)] |= taken
     s.taken[i] = U0
     last_turn = cards_out(s, i)
     sweep = s.layout[i] == U0 and taken != U0
     if not options[R_SWEEP_ON_LAST_TURN]:
         sweep = sweep and not last_turn
     if sweep:
-        count(ev, i, seat, E_SWEEP)
+        count(s, ev, i, seat, E_SWEEP)
     steals = int(s.steals[i]) + sweep
     if steals:
         steal(s, ev, i, seat, steals, options)
@@ -509,8 +526,8 @@ def end_turn(s: Any, ev: Any, i: int, options: Any) -> int:
 def cards_out(s: Any, i: int) -> bool:
     if s.stock_pos[i] < s.stock_len[i]:
         return False
-    for p in range(s.hands.shape[1]):  # noqa: SIM110 (a plain loop: generators need numba's runtime)
-        if s.hands[i, p] != U0:
+    for p in range(s.players):  # noqa: SIM110 (a plain loop: generators need numba's runtime)
+        if s.hands[at(s, i, p)] != U0:
             return False
     return True
 
@@ -518,14 +535,14 @@ def cards_out(s: Any, i: int) -> bool:
 @inline
 def steal(s: Any, ev: Any, i: int, taker: int, steals: int, options: Any) -> None:
     """Each opponent gives ``steals`` junk cards, one at a time (§6); givers are rescored."""
-    players = s.hands.shape[1]
+    players = s.players
     for offset in range(1, players):
         giver = next_seat(taker, offset, players)
         for _ in range(steals):
-            card = junk_to_give(s.piles[i, giver], options)
-            s.piles[i, giver] &= ~card
-            s.piles[i, taker] |= card
-            ev.stolen[i, taker, giver] |= card
+            card = junk_to_give(s.piles[at(s, i, giver)], options)
+            s.piles[at(s, i, giver)] &= ~card
+            s.piles[at(s, i, taker)] |= card
+            ev.stolen[at(s, i, taker) * U(s.players) + U(giver)] |= card
         rescore(s, i, giver, options)
 
 
@@ -545,13 +562,13 @@ def junk_to_give(pile: Any, options: Any) -> Any:
 @inline
 def check_go_stop(s: Any, ev: Any, i: int, seat: int, last_turn: bool, options: Any) -> int:
     """After a turn: go/stop decision, the last turn's automatic stop, nagari, or next turn."""
-    score = s.scores[i, seat]
-    qualifies = score >= options[R_TARGET] and (s.gos[i, seat] == 0 or score > s.go_scores[i, seat])
+    score = s.scores[at(s, i, seat)]
+    qualifies = score >= options[R_TARGET] and (s.gos[at(s, i, seat)] == 0 or score > s.go_scores[at(s, i, seat)])
     s.phase[i] = GO_STOP if qualifies and not last_turn else PLAY
     if qualifies:
         return STOP if last_turn else DECIDE
     if last_turn:
-        count(ev, i, seat, E_NAGARI)
+        count(s, ev, i, seat, E_NAGARI)
         end_hand(s, ev, i, NAGARI)
         return DECIDE
     return NEXT_TURN
@@ -560,11 +577,11 @@ def check_go_stop(s: Any, ev: Any, i: int, seat: int, last_turn: bool, options: 
 @inline
 def next_turn(s: Any, i: int) -> int:
     """Play passes to the next seat that can move (§14.2)."""
-    players, seat = s.hands.shape[1], int(s.seat[i])
+    players, seat = s.players, int(s.seat[i])
     stock_left = s.stock_pos[i] < s.stock_len[i]
     for offset in range(1, players):
         candidate = next_seat(seat, offset, players)
-        if stock_left or s.hands[i, candidate] != U0:
+        if stock_left or s.hands[at(s, i, candidate)] != U0:
             return begin_turn(s, i, candidate)
     return begin_turn(s, i, -1)  # unreachable: the last turn ended the hand
 
@@ -572,10 +589,10 @@ def next_turn(s: Any, i: int) -> int:
 @inline
 def stop(s: Any, ev: Any, i: int, options: Any) -> int:
     """The seat to move stops and is paid (§9)."""
-    seat, players = int(s.seat[i]), s.hands.shape[1]
-    count(ev, i, seat, E_STOP)
+    seat, players = int(s.seat[i]), s.players
+    count(s, ev, i, seat, E_STOP)
     s.winner[i] = seat
-    shares = s.payments[i]  # filled with what each seat owes, then turned into the payments
+    shares = s.payments[at(s, i, 0) : at(s, i, players)]  # what each seat owes, then the payments
     owed(s, i, seat, options, shares)
     if options[R_GO_BAK]:
         go_bak(s, i, seat, shares)
@@ -592,18 +609,18 @@ def stop(s: Any, ev: Any, i: int, options: Any) -> int:
 def owed(s: Any, i: int, seat: int, options: Any, shares: Any) -> None:
     """What each seat owes the winner ``seat`` before go-bak, into ``shares`` (the winner's own
     entry is junk)."""
-    players, dual = s.hands.shape[1], options[R_SEPTEMBER_DUAL] != 0
-    score, _, bright_points, animals, junk, _ = read_pile(s.piles[i, seat], dual)
-    gos = int(s.gos[i, seat])
-    doublings = int(s.shakes[i, seat]) + int(animals >= 7)
+    players, dual = s.players, options[R_SEPTEMBER_DUAL] != 0
+    score, _, bright_points, animals, junk, _ = read_pile(s.piles[at(s, i, seat)], dual)
+    gos = int(s.gos[at(s, i, seat)])
+    doublings = int(s.shakes[at(s, i, seat)]) + int(animals >= 7)
     if options[R_BOMB_BONUS]:
-        doublings += s.bombs[i, seat]
+        doublings += s.bombs[at(s, i, seat)]
     doublings += int(gos > 3) if options[R_GO_ONCE_OVER_3] else max(gos - 2, 0)
     carry = int(s.carry[i])
     doublings += carry if options[R_NAGARI_COMPOUNDING] else int(carry > 0)
     chips = (score + gos) << doublings
     for p in range(players):
-        _, brights, _, _, their_junk, _ = read_pile(s.piles[i, p], dual)
+        _, brights, _, _, their_junk, _ = read_pile(s.piles[at(s, i, p)], dual)
         bright_bak = bright_points > 0 and brights == 0
         pi_bak = junk >= 10 and their_junk <= options[R_PI_BAK_THRESHOLD]
         if options[R_PI_BAK_ZERO_EXEMPT]:
@@ -614,17 +631,17 @@ def owed(s: Any, i: int, seat: int, options: Any, shares: Any) -> None:
 @inline
 def go_bak(s: Any, i: int, seat: int, shares: Any) -> None:
     """korean go-bak (§12, §14.10), in place: as the reference engine's ``_apply_go_bak``."""
-    players = s.hands.shape[1]
+    players = s.players
     payer, latest, total = -1, -1, 0
     for p in range(players):
         if p == seat:
             continue
         total += shares[p]
-        if s.gos[i, p] > 0:
+        if s.gos[at(s, i, p)] > 0:
             if players == 2:
                 shares[p] *= 2
-            elif s.last_go_clock[i, p] > latest:
-                payer, latest = p, s.last_go_clock[i, p]
+            elif s.last_go_clock[at(s, i, p)] > latest:
+                payer, latest = p, s.last_go_clock[at(s, i, p)]
     if players > 2 and payer >= 0:
         for p in range(players):
             shares[p] = total if p == payer else 0
@@ -656,18 +673,19 @@ def deal(s: Any, ev: Any, t: Any, i: int, options: Any) -> None:
         joker_to_pile(s, ev, i, 0, joker, options)
         s.layout[i] |= bit(int(s.stock[i, s.stock_pos[i]]))
         s.stock_pos[i] += 1
-    players, holders = s.hands.shape[1], 0
+    players, holders = s.players, 0
     for p in range(players):
-        holds = ((nibble_counts(s.hands[i, p]) >> U2) & NIBBLE_LOW) != U0
+        holds = ((nibble_counts(s.hands[at(s, i, p)]) >> U2) & NIBBLE_LOW) != U0
         holders += holds
         if holds:
-            count(ev, i, p, E_CHONGTONG)
+            count(s, ev, i, p, E_CHONGTONG)
             s.winner[i] = p
     if holders == 0:
         run_stages(s, ev, t, i, begin_turn(s, i, 0), options)
         return
     for p in range(players):  # each holder: +5 per opponent, -5 per other holder
-        s.payments[i, p] = 5 * ((players if ev.counts[i, p, E_CHONGTONG] else 0) - holders)
+        holds = ev.counts[at(s, i, p) * NUM_EVENTS + U(E_CHONGTONG)] != 0
+        s.payments[at(s, i, p)] = 5 * ((players if holds else 0) - holders)
     if holders > 1:
         s.winner[i] = -1
     end_hand(s, ev, i, CHONGTONG)
@@ -677,14 +695,14 @@ def deal(s: Any, ev: Any, t: Any, i: int, options: Any) -> None:
 def legal_words(s: Any, i: int, out: Any) -> None:
     """Game ``i``'s legal actions as two uint64 words (action a: bit a % 64 of word a // 64)."""
     phase, seat = s.phase[i], int(s.seat[i])
-    hand = s.hands[i, seat] if phase == PLAY else U0
+    hand = s.hands[at(s, i, seat)] if phase == PLAY else U0
     high = s.candidates[i] << CHOOSE_SHIFT
     if phase == GO_STOP:
         high |= GO_STOP_WORD
-    elif phase == PLAY and s.pass_tokens[i, seat] > 0:
+    elif phase == PLAY and s.pass_tokens[at(s, i, seat)] > 0:
         high |= PASS_WORD
     low = hand
-    counts = nibble_counts(hand & ~s.revealed[i, seat])
+    counts = nibble_counts(hand & ~s.revealed[at(s, i, seat)])
     threes = counts & (counts >> U1) & ~(counts >> U2) & NIBBLE_LOW
     if threes:
         layout_counts = nibble_counts(s.layout[i])
@@ -709,35 +727,35 @@ def step_game(s: Any, ev: Any, t: Any, i: int, action: int, options: Any, legal:
 
 
 @inline
-def clear_rows(a: Any, start: int, stop: int) -> None:
+def clear_rows(a: Any, games: int, start: int, stop: int) -> None:
     """Rows [start, stop) of ``a`` (C-contiguous, ``stop > start``) set to zero, as one run
     of its flat view (unsigned indices: a signed loop cost four times as much as
     ``np.zeros``, the unsigned one no more)."""
-    row = a.size // a.shape[0]
-    flat = a.reshape(a.size)
+    row = a.size // games
     for j in range(U(start * row), U(stop * row)):
-        flat[j] = 0
+        a[j] = 0
 
 
 @inline
-def clear_events(ev: Any, start: int, stop: int) -> None:
+def clear_events(ev: Any, games: int, start: int, stop: int) -> None:
     """Games [start, stop) of the events ``ev`` set to zero."""
     if stop > start:
-        clear_rows(ev.counts, start, stop)
-        clear_rows(ev.captured, start, stop)
-        clear_rows(ev.stolen, start, stop)
-        clear_rows(ev.payments, start, stop)
+        clear_rows(ev.counts, games, start, stop)
+        clear_rows(ev.captured, games, start, stop)
+        clear_rows(ev.stolen, games, start, stop)
+        clear_rows(ev.payments, games, start, stop)
 
 
 @inline
-def fill_seats(a: Any, i: int, value: int) -> None:
+def fill_seats(s: Any, a: Any, i: int, value: int) -> None:
     """Game ``i``'s row of a per-seat state array (2 or 3 seats) set to ``value``: stores, not a
     loop (LLVM turns a loop of stores into a call to ``memset``, which costs more than the
     stores)."""
-    a[i, 0] = value
-    a[i, 1] = value
-    if a.shape[1] > 2:
-        a[i, 2] = value
+    k = at(s, i, 0)
+    a[k] = value
+    a[k + U1] = value
+    if s.players > 2:
+        a[k + U2] = value
 
 
 @inline
@@ -754,21 +772,21 @@ def reset_game(s: Any, i: int) -> None:
     declared initial value (:data:`INITIAL`), one statement per array: a loop over tuples of
     the arrays and their initial rows cost 150 ns a game, this a third of it less (a test
     checks that every state array is named here)."""
-    fill_seats(s.hands, i, INITIAL.hands)
-    fill_seats(s.piles, i, INITIAL.piles)
-    fill_seats(s.revealed, i, INITIAL.revealed)
+    fill_seats(s, s.hands, i, INITIAL.hands)
+    fill_seats(s, s.piles, i, INITIAL.piles)
+    fill_seats(s, s.revealed, i, INITIAL.revealed)
     s.layout[i] = INITIAL.layout
     s.stock_pos[i] = INITIAL.stock_pos
     s.stock_len[i] = INITIAL.stock_len
-    fill_seats(s.shakes, i, INITIAL.shakes)
-    fill_seats(s.bombs, i, INITIAL.bombs)
-    fill_seats(s.pass_tokens, i, INITIAL.pass_tokens)
-    fill_seats(s.gos, i, INITIAL.gos)
-    fill_seats(s.go_scores, i, INITIAL.go_scores)
-    fill_seats(s.last_go_clock, i, INITIAL.last_go_clock)
-    fill_seats(s.turns, i, INITIAL.turns)
-    fill_seats(s.scores, i, INITIAL.scores)
-    fill_seats(s.payments, i, INITIAL.payments)
+    fill_seats(s, s.shakes, i, INITIAL.shakes)
+    fill_seats(s, s.bombs, i, INITIAL.bombs)
+    fill_seats(s, s.pass_tokens, i, INITIAL.pass_tokens)
+    fill_seats(s, s.gos, i, INITIAL.gos)
+    fill_seats(s, s.go_scores, i, INITIAL.go_scores)
+    fill_seats(s, s.last_go_clock, i, INITIAL.last_go_clock)
+    fill_seats(s, s.turns, i, INITIAL.turns)
+    fill_seats(s, s.scores, i, INITIAL.scores)
+    fill_seats(s, s.payments, i, INITIAL.payments)
     s.clock[i] = INITIAL.clock
     s.seat[i] = INITIAL.seat
     s.phase[i] = INITIAL.phase
@@ -794,7 +812,7 @@ def deal_game(s: Any, ev: Any, t: Any, d: Any, k: int, options: Any, legal: Any)
     i, deck = U(d.index[k]), d.decks[k]  # unsigned indices: see step_range
     reset_game(s, i)
     s.carry[i] = d.carry[k]
-    players, dealt = s.hands.shape[1], d.columns.size
+    players, dealt = s.players, d.columns.size
     s.stock_len[i] = deck.size - dealt
     for j in range(s.stock.shape[1]):
         s.stock[i, j] = deck[dealt + j] if dealt + j < deck.size else -1
@@ -803,7 +821,7 @@ def deal_game(s: Any, ev: Any, t: Any, d: Any, k: int, options: Any, legal: Any)
         for c in range(d.starts[p], end):
             board |= bit(int(deck[d.columns[c]]))
         if p < players:
-            s.hands[i, p] = board
+            s.hands[at(s, i, p)] = board
         else:
             s.layout[i] = board
     deal(s, ev, t, i, options)
@@ -819,7 +837,7 @@ def step_range(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, 
     Game indices are unsigned: numba wraps a negative signed index around on every array
     access, and leaving that out made a step a fifth faster."""
     before, after = legal
-    clear_events(ev, start, stop)
+    clear_events(ev, actions.size, start, stop)
     for i in range(U(start), U(stop)):
         if actions[i] >= 0:
             step_game(s, ev, t, i, int(actions[i]), options, after)
@@ -902,6 +920,11 @@ def move_event_row(source: Any, i: int, out: Any, k: int) -> None:
     move_row(source.payments, i, out.payments, k)
 
 
+def flat_events(events: BatchEvents) -> Any:
+    """``events``' arrays as :data:`EventArrays` of flat views (the kernels' events)."""
+    return EventArrays(*(a.reshape(-1) for a in events.arrays()))
+
+
 def _event_rows(events: BatchEvents) -> Any:
     """``events``' arrays as :data:`EventArrays` of ``(games, n)`` views."""
     return EventArrays(*(a.reshape(len(a), math.prod(a.shape[1:])) for a in events.arrays()))
@@ -965,6 +988,12 @@ def random_actions(legal_bits: np.ndarray, draws: np.ndarray, loops: dict[str, A
     actions = np.empty(len(legal_bits), np.int64)
     loops["_random_actions"](np.ascontiguousarray(legal_bits), draws, actions)
     return actions
+
+
+def kernel_view(array: np.ndarray, shape: str) -> np.ndarray:
+    """A state array as the kernels index it: a per-seat array flat (a view: the arrays are
+    C-contiguous by then), the others as they are."""
+    return array.reshape(-1) if shape == SEAT else array
 
 
 def kernel_array(array: Any, dtype: Any) -> np.ndarray:
@@ -1059,13 +1088,14 @@ class CompiledGameBatch(GameBatch):
                 fit = kernel_array(array, field.dtype)
                 if fit is not array:
                     setattr(self, name, fit)
-            self._kernel_state = Arrays(*(getattr(self, name) for name in KERNEL_FIELDS))
+            views = (kernel_view(getattr(self, name), STATE_FIELDS[name].shape) for name in KERNEL_FIELDS)
+            self._kernel_state = KernelState._make((*views, self.rules.players))
         return self._kernel_state
 
     def _arguments(self, events: Any = None) -> tuple[Any, Any, Any]:
         """(state, events (:data:`EventArrays`; default: this step's), §5's match tables) as
         kernel arguments."""
-        event_arrays = EventArrays(*self._events.arrays()) if events is None else events
+        event_arrays = flat_events(self._events) if events is None else events
         return self._state(), event_arrays, match_tables(self.rules.choice_rule)
 
     def _deal_scratch(self) -> tuple[Any, Any]:
@@ -1075,7 +1105,7 @@ class CompiledGameBatch(GameBatch):
         more than dealing a few hundred games). Kept, views and all, from the first deal on."""
         if self._scratch is None:
             events = BatchEvents.empty(len(self), self.rules.players)
-            self._scratch = EventArrays(*events.arrays()), _event_rows(events)
+            self._scratch = flat_events(events), _event_rows(events)
         return self._scratch
 
     @property
