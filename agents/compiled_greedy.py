@@ -42,6 +42,7 @@ from gostop_env.core.compiled import (
     U1,
     WITHOUT_RUNTIME,
     CompiledGameBatch,
+    EventArrays,
     at,
     bit,
     chunk,
@@ -257,6 +258,7 @@ def play_out_range(
 
 
 def _play_out_games(s: Any, ev: Any, t: Any, options: Any, legal: Any, params: Any, deck: Any, chunks: int) -> None:
+    ev = flat_events(ev)
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, legal.shape[0])
         play_out_range(s, ev, t, options, legal, params, deck, start, stop)
@@ -279,7 +281,7 @@ def play_out_greedy(batch: CompiledGameBatch, params: np.ndarray) -> None:
     state, _, tables = batch._arguments()
     legal = batch.legal_bits.copy()
     scratch = BatchEvents.empty(len(batch), batch.rules.players)  # what the steps write, dropped
-    events = flat_events(scratch)
+    events = EventArrays(scratch.counts, scratch.captured, scratch.stolen, scratch.payments)
     deck = U((1 << batch.rules.deck_size) - 1)
     loop = _play_out_loop(batch.chunks() > 1)
     loop(state, events, tables, rule_options(batch.rules), legal, np.ascontiguousarray(params), deck, batch.chunks())

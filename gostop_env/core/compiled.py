@@ -862,6 +862,18 @@ def legal_range(s: Any, legal: Any, start: int, stop: int) -> None:
         legal_words(s, i, legal)
 
 
+@inline
+def flat_events(ev: Any) -> Any:
+    """The events ``ev`` (:data:`EventArrays` of a batch's arrays) as the kernels index them:
+    each array flat, a view (made in the kernel: four reshapes in Python cost 3 us a step)."""
+    return EventArrays(
+        ev.counts.reshape(ev.counts.size),
+        ev.captured.reshape(ev.captured.size),
+        ev.stolen.reshape(ev.stolen.size),
+        ev.payments.reshape(ev.payments.size),
+    )
+
+
 # ---- the batch loops: ``chunks`` ranges of games (one per thread) --------------------------------------
 # (Each thread's range is a call: numba's parallel loops lose writes made in their own body
 # through arrays held in a tuple, but keep those made by a function they call.)
@@ -872,6 +884,7 @@ def chunk(c: int, chunks: int, n: int) -> tuple[int, int]:
 
 
 def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, before: Any, after: Any, chunks: int) -> None:
+    ev = flat_events(ev)
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, actions.size)
         step_range(s, ev, t, actions, options, (before, after), start, stop)
@@ -882,6 +895,7 @@ def _deal_games(
 ) -> None:
     """Deal ``d.decks[k]`` into game ``d.index[k]`` (see ``deal_range``; tuples of arrays
     travel as separate arguments, since numba's parallel loops take no nested tuples)."""
+    ev = flat_events(ev)
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, d.index.size)
         deal_range(s, ev, t, d, options, legal, (scratch, dealt), start, stop)
@@ -918,11 +932,6 @@ def move_event_row(source: Any, i: int, out: Any, k: int) -> None:
     move_row(source.captured, i, out.captured, k)
     move_row(source.stolen, i, out.stolen, k)
     move_row(source.payments, i, out.payments, k)
-
-
-def flat_events(events: BatchEvents) -> Any:
-    """``events``' arrays as :data:`EventArrays` of flat views (the kernels' events)."""
-    return EventArrays(*(a.reshape(-1) for a in events.arrays()))
 
 
 def _event_rows(events: BatchEvents) -> Any:
@@ -1095,7 +1104,7 @@ class CompiledGameBatch(GameBatch):
     def _arguments(self, events: Any = None) -> tuple[Any, Any, Any]:
         """(state, events (:data:`EventArrays`; default: this step's), §5's match tables) as
         kernel arguments."""
-        event_arrays = flat_events(self._events) if events is None else events
+        event_arrays = EventArrays(*self._events.arrays()) if events is None else events
         return self._state(), event_arrays, match_tables(self.rules.choice_rule)
 
     def _deal_scratch(self) -> tuple[Any, Any]:
@@ -1105,7 +1114,7 @@ class CompiledGameBatch(GameBatch):
         more than dealing a few hundred games). Kept, views and all, from the first deal on."""
         if self._scratch is None:
             events = BatchEvents.empty(len(self), self.rules.players)
-            self._scratch = flat_events(events), _event_rows(events)
+            self._scratch = EventArrays(*events.arrays()), _event_rows(events)
         return self._scratch
 
     @property
