@@ -111,11 +111,17 @@ def two_processes(batch_size: int, seconds: float, backend: str) -> float:
         return sum(pool.map(_core_decisions, [(batch_size, seconds, s, backend) for s in (1, 2)]))
 
 
+WARM_UP_BATCH = 2048
+"""The warm-up's batch: one that ``numba-parallel`` spreads over its threads (it runs a batch
+of fewer than ``PARALLEL_FROM`` = 2048 games on one thread), so that its threaded kernels
+load, or compile, before any clock starts."""
+
+
 def warm_up(backend: str) -> float:
     """Seconds to load (or first compile) ``backend``'s kernels: one short game loop."""
     start = time.perf_counter()
-    run_core(Rules(), 2, 0.01, backend=backend)
-    run_core(Rules(players=3), 2, 0.01, backend=backend)
+    run_core(Rules(), WARM_UP_BATCH, 0.01, backend=backend)
+    run_core(Rules(players=3), WARM_UP_BATCH, 0.01, backend=backend)
     return time.perf_counter() - start
 
 

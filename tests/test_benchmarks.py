@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 import gostop_env
 from gostop_env.core.batch import available_backends
 
@@ -44,6 +46,24 @@ def test_core_rows_are_run_in_rounds():
     assert calls == ["numpy", "numba"] * 3
     assert rates == {"numpy": [(1.0, 1.0), (1.0, 3.0), (1.0, 5.0)], "numba": [(1.0, 2.0), (1.0, 4.0), (1.0, 6.0)]}
     assert throughput.summary(rates["numba"]) == (1.0, 4.0, "2 .. 6")
+
+
+def test_warm_up_loads_the_threaded_kernels():
+    """The warm-up runs a batch that numba-parallel spreads over its threads: with a smaller
+    one, the threaded kernels would load (or compile) inside the first timed run."""
+    compiled = pytest.importorskip("gostop_env.core.compiled")
+    throughput = load_benchmark("core_throughput")
+    batches: list[int] = []
+
+    def run_core(
+        rules: object, batch_size: int, seconds: float, seed: int = 0, backend: str = ""
+    ) -> tuple[float, float]:
+        batches.append(batch_size)
+        return 1.0, 1.0
+
+    throughput.run_core = run_core
+    throughput.warm_up("numba-parallel")
+    assert batches and min(batches) >= compiled.PARALLEL_FROM
 
 
 def test_core_throughput_prints_every_row():
