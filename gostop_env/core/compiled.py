@@ -685,8 +685,8 @@ def deal(s: Any, ev: Any, t: Any, i: int, options: Any) -> None:
         run_stages(s, ev, t, i, begin_turn(s, i, 0), options)
         return
     for p in range(players):  # each holder: +5 per opponent, -5 per other holder
-        holds = ev.counts[at(s, i, p) * NUM_EVENTS + U(E_CHONGTONG)] != 0
-        s.payments[at(s, i, p)] = 5 * ((players if holds else 0) - holders)
+        held = ev.counts[at(s, i, p) * NUM_EVENTS + U(E_CHONGTONG)] != 0
+        s.payments[at(s, i, p)] = 5 * ((players if held else 0) - holders)
     if holders > 1:
         s.winner[i] = -1
     end_hand(s, ev, i, CHONGTONG)
@@ -729,9 +729,9 @@ def step_game(s: Any, ev: Any, t: Any, i: int, action: int, options: Any, legal:
 
 @inline
 def clear_rows(a: Any, games: int, start: int, stop: int) -> None:
-    """Rows [start, stop) of ``a`` (C-contiguous, ``stop > start``) set to zero, as one run
-    of its flat view (unsigned indices: a signed loop cost four times as much as
-    ``np.zeros``, the unsigned one no more)."""
+    """Rows [start, stop) of ``a``, a flat array of ``games`` rows of equal length
+    (``stop > start``), set to zero as one run (unsigned indices: a signed loop cost four
+    times as much as ``np.zeros``, the unsigned one no more)."""
     row = a.size // games
     for j in range(U(start * row), U(stop * row)):
         a[j] = 0
@@ -739,7 +739,7 @@ def clear_rows(a: Any, games: int, start: int, stop: int) -> None:
 
 @inline
 def clear_events(ev: Any, games: int, start: int, stop: int) -> None:
-    """Games [start, stop) of the events ``ev`` set to zero."""
+    """Games [start, stop) of the flat events ``ev`` of ``games`` games set to zero."""
     if stop > start:
         clear_rows(ev.counts, games, start, stop)
         clear_rows(ev.captured, games, start, stop)
@@ -749,9 +749,9 @@ def clear_events(ev: Any, games: int, start: int, stop: int) -> None:
 
 @inline
 def fill_seats(s: Any, a: Any, i: int, value: int) -> None:
-    """Game ``i``'s row of a per-seat state array (2 or 3 seats) set to ``value``: stores, not a
-    loop (LLVM turns a loop of stores into a call to ``memset``, which costs more than the
-    stores)."""
+    """Game ``i``'s entries of a flat per-seat state array (2 or 3 seats) set to ``value``:
+    stores, not a loop (LLVM turns a loop of stores into a call to ``memset``, which costs
+    more than the stores)."""
     k = at(s, i, 0)
     a[k] = value
     a[k + U1] = value
