@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
-from gostop_env.core.batch import available_backends
+from gostop_env.core.batch import available_backends, batch_class
 from gostop_env.core.deck import shuffled_decks
 
 
@@ -111,17 +111,14 @@ def two_processes(batch_size: int, seconds: float, backend: str) -> float:
         return sum(pool.map(_core_decisions, [(batch_size, seconds, s, backend) for s in (1, 2)]))
 
 
-WARM_UP_BATCH = 2048
-"""The warm-up's batch: one that ``numba-parallel`` spreads over its threads (it runs a batch
-of fewer than ``PARALLEL_FROM`` = 2048 games on one thread), so that its threaded kernels
-load, or compile, before any clock starts."""
-
-
 def warm_up(backend: str) -> float:
-    """Seconds to load (or first compile) ``backend``'s kernels: one short game loop."""
+    """Seconds to load (or first compile) ``backend``'s kernels: one short game loop, of a
+    batch large enough for a backend that runs smaller batches on one thread
+    (``parallel_from``) to load its threaded kernels too, before any clock starts."""
+    games = max(2, getattr(batch_class(backend), "parallel_from", 0))
     start = time.perf_counter()
-    run_core(Rules(), WARM_UP_BATCH, 0.01, backend=backend)
-    run_core(Rules(players=3), WARM_UP_BATCH, 0.01, backend=backend)
+    run_core(Rules(), games, 0.01, backend=backend)
+    run_core(Rules(players=3), games, 0.01, backend=backend)
     return time.perf_counter() - start
 
 

@@ -48,9 +48,10 @@ def test_core_rows_are_run_in_rounds():
     assert throughput.summary(rates["numba"]) == (1.0, 4.0, "2 .. 6")
 
 
-def test_warm_up_loads_the_threaded_kernels():
+def test_warm_up_loads_the_threaded_kernels(monkeypatch: pytest.MonkeyPatch):
     """The warm-up runs a batch that numba-parallel spreads over its threads: with a smaller
-    one, the threaded kernels would load (or compile) inside the first timed run."""
+    one, the threaded kernels would load (or compile) inside the first timed run. (The
+    suite's fixture sets ``parallel_from`` to 0; the warm-up must follow the real one.)"""
     compiled = pytest.importorskip("gostop_env.core.compiled")
     throughput = load_benchmark("core_throughput")
     batches: list[int] = []
@@ -62,6 +63,7 @@ def test_warm_up_loads_the_threaded_kernels():
         return 1.0, 1.0
 
     throughput.run_core = run_core
+    monkeypatch.setattr(compiled.ParallelGameBatch, "parallel_from", compiled.PARALLEL_FROM)
     throughput.warm_up("numba-parallel")
     assert batches and min(batches) >= compiled.PARALLEL_FROM
 

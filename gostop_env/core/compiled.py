@@ -12,7 +12,7 @@ field, mask, event and payment by ``tests/test_differential.py``.
 A kernel sees each per-seat array (state and events) flat, as a view: game ``i``'s entry for
 seat ``p`` is at ``i * players + p`` (:func:`at`), one product shared by every such array,
 where a two-axis array would be indexed by its own second axis length (loaded, multiplied
-and checked for a negative index at each access). That made a step about a sixth faster.
+and checked for a negative index at each access).
 
 Kernels compile on first use and are cached on disk (``cache=True``), so a later program
 loads them in well under a second. Importing this module needs numba (``pip install
@@ -293,7 +293,7 @@ def at(s: Any, i: Any, seat: Any) -> Any:
     """Where game ``i``'s entry for ``seat`` is in a flat per-seat array of the kernel state
     ``s`` (or of the events; unsigned, so that numba adds no wraparound for a negative
     index). Compiled once and inlined by LLVM (the same machine code as numba's inlining,
-    which made the first compile 30% longer)."""
+    which made the first compile longer)."""
     return U(i) * U(s.players) + U(seat)
 
 
