@@ -52,7 +52,6 @@ from gostop_env.core.compiled import (
     lowest_bit,
     popcount,
     read_pile,
-    rule_options,
     step_game,
 )
 from gostop_env.core.events import BatchEvents
@@ -278,13 +277,13 @@ def _play_out_loop(parallel: bool) -> Any:
 def play_out_greedy(batch: CompiledGameBatch, params: np.ndarray) -> None:
     """Play every game of ``batch`` to its end in place, seat s deciding as the greedy of
     ``params[s]`` (:func:`compiled_seats`); what each step did (its events) is not kept."""
-    state, _, tables = batch._arguments()
+    options, tables = batch._rules_arguments()
     legal = batch.legal_bits.copy()
     scratch = BatchEvents.empty(len(batch), batch.rules.players)  # what the steps write, dropped
     events = EventArrays(scratch.counts, scratch.captured, scratch.stolen, scratch.payments)
     deck = U((1 << batch.rules.deck_size) - 1)
     loop = _play_out_loop(batch.chunks() > 1)
-    loop(state, events, tables, rule_options(batch.rules), legal, np.ascontiguousarray(params), deck, batch.chunks())
+    loop(batch._state(), events, tables, options, legal, np.ascontiguousarray(params), deck, batch.chunks())
     batch._legal = legal
     batch._new_events()
 
@@ -297,7 +296,7 @@ def greedy_actions(batch: CompiledGameBatch, params: np.ndarray) -> np.ndarray:
         batch.legal_bits,
         np.ascontiguousarray(params),
         U((1 << batch.rules.deck_size) - 1),
-        rule_options(batch.rules),
+        batch._rules_arguments()[0],
         actions,
     )
     return actions

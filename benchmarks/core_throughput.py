@@ -18,7 +18,8 @@ per round, so that each row's runs spread over the same stretch of time): the ta
 the median and the range, since a shared machine's speed varies from run to run. A second
 table gives each backend at its best batch as a multiple of the backend before it (numba
 against numpy, numba-parallel against numba): the compiled backend's targets, read from one
-run.
+run, as the multiple of the two medians and, beside it, the median of the multiples of each
+round.
 Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096,16384,65536]
 [--backends numpy,numba,numba-parallel]``.
 """
@@ -148,15 +149,32 @@ def interleaved(runs: dict[Any, Callable[[], tuple[float, float]]], repeats: int
     return rates
 
 
-def print_best_batches(best: dict[tuple[int, str], tuple[float, int]], backends: list[str]) -> None:
+Best = dict[tuple[int, str], tuple[float, int]]  # (players, backend): (median decisions/s, batch)
+Rounds = dict[tuple[int, str, int], list[float]]  # (players, backend, batch): decisions/s of each round
+
+
+def print_best_batches(best: Best, rounds: Rounds, backends: list[str]) -> None:
     """Each backend at its best batch (of those run), as a multiple of the one before it in
-    ``backends``: the compiled backend against NumPy, its two threads against its one."""
-    print("\n| players | backend | best batch | decisions/s | against |\n|---|---|---|---|---|")
+    ``backends``: the compiled backend against NumPy, its two threads against its one. The
+    multiple is that of the two medians; the last column takes the same multiple in each
+    round (whose runs came seconds apart, where a row's median may come from another stretch
+    of the run than the other row's) and gives their median and range: a machine whose
+    speed drifts moves it less."""
+    print("\n| players | backend | best batch | decisions/s | against | against, round by round |")
+    print("|---|---|---|---|---|---|")
     for players in (2, 3):
         for before, backend in zip([None, *backends], backends):
             rate, batch = best[players, backend]
-            against = f"{rate / best[players, before][0]:.2f}x {before}" if before else "-"
-            print(f"| {players} | {backend} | {batch} | {rate:,.0f} | {against} |", flush=True)
+            against = by_round = "-"
+            if before:
+                before_rate, before_batch = best[players, before]
+                against = f"{rate / before_rate:.2f}x {before}"
+                ratios = [
+                    a / b
+                    for a, b in zip(rounds[players, backend, batch], rounds[players, before, before_batch], strict=True)
+                ]
+                by_round = f"{statistics.median(ratios):.2f}x ({min(ratios):.2f} .. {max(ratios):.2f})"
+            print(f"| {players} | {backend} | {batch} | {rate:,.0f} | {against} | {by_round} |", flush=True)
 
 
 def main() -> None:
@@ -172,7 +190,8 @@ def main() -> None:
         print(f"| {backend} | {warm_up(backend):.2f} |", flush=True)
     print("\n| engine | backend | players | batch | hands/s | decisions/s | decisions/s, range | peak MiB |")
     print("|---|---|---|---|---|---|---|---|")
-    best: dict[tuple[int, str], tuple[float, int]] = {}  # (players, backend): (decisions/s, batch)
+    best: Best = {}
+    rounds: Rounds = {}
     batches = [int(b) for b in args.batches.split(",")]
     for players in (2, 3):
         rules = Rules(players=players)
@@ -184,6 +203,7 @@ def main() -> None:
         for (backend, size), rates in interleaved(runs, args.repeats).items():
             hands, decisions, spread = summary(rates)
             best[players, backend] = max(best.get((players, backend), (0.0, 0)), (decisions, size))
+            rounds[players, backend, size] = [d for _, d in rates]
             peak = peak_mib(run_core, rules, size, 0.0, 0, backend)
             print(
                 f"| core | {backend} | {players} | {size} | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |",
@@ -194,7 +214,7 @@ def main() -> None:
         print(
             f"| reference | - | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |", flush=True
         )
-    print_best_batches(best, backends)
+    print_best_batches(best, rounds, backends)
     print("\n| core, 2 players | backend | batch per process | decisions/s, both processes | range |")
     print("|---|---|---|---|---|")
     for backend in (b for b in backends if b != "numba-parallel"):

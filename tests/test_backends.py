@@ -192,7 +192,6 @@ def test_kernels_are_called_with_the_types_they_were_compiled_for(backend, monke
         "_step_games",
         "_deal_games",
         "_legal_of_all",
-        "_first_illegal_of_all",
     }
 
 

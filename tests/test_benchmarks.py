@@ -4,6 +4,7 @@ not how fast anything is; timing targets live in the benchmarks themselves)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,11 @@ def test_core_throughput_prints_every_row():
     assert all(row[3].strip() in ("1", "8") for row in best)
     against = [row[5].strip() for row in best]  # "-" for numpy, then "<ratio>x numpy" for the compiled backend
     assert all(a == "-" if k % n == 0 else a.endswith("x numpy") for k, a in enumerate(against))
+    by_round = [row[6].strip() for row in best]  # the same, round by round: "<median>x (<min> .. <max>)"
+    assert all(a == "-" for a in by_round[::n])
+    for a in (a for k, a in enumerate(by_round) if k % n):
+        median, low, high = map(float, re.fullmatch(r"(\S+)x \((\S+) \.\. (\S+)\)", a).groups())
+        assert 0 < low <= median <= high
 
 
 def test_agents_throughput_prints_every_workload_per_backend():

@@ -546,11 +546,18 @@ class GameBatch:
         actions = integer_actions(actions)
         if actions.shape != (len(self),):
             raise ValueError(f"expected {len(self)} actions (one per game), got {actions.shape[0]}")
-        i = self._first_illegal(actions)
+        i = self._play_legal(actions)
         if i >= 0:
             raise IllegalActionError(int(actions[i]), Phase(self.phase[i]), self.legal_actions(i), game=i)
-        self._play(actions)
         return self._events
+
+    def _play_legal(self, actions: np.ndarray) -> int:
+        """Play ``actions`` if each is legal or ``NO_ACTION``; else change nothing. Returns the
+        first game whose action is neither (-1: none, and the actions played)."""
+        i = self._first_illegal(actions)
+        if i < 0:
+            self._play(actions)
+        return i
 
     def _first_illegal(self, actions: np.ndarray) -> int:
         """The first game whose action is neither ``NO_ACTION`` nor legal (-1: none)."""

@@ -24,7 +24,6 @@ positions, ``select``, ``concatenate`` and the masks are the NumPy core's.
 from __future__ import annotations
 
 import functools
-import math
 import types
 from collections import namedtuple
 from typing import Any
@@ -728,23 +727,27 @@ def step_game(s: Any, ev: Any, t: Any, i: int, action: int, options: Any, legal:
 
 
 @inline
-def clear_rows(a: Any, games: int, start: int, stop: int) -> None:
-    """Rows [start, stop) of ``a``, a flat array of ``games`` rows of equal length
-    (``stop > start``), set to zero as one run (unsigned indices: a signed loop cost four
-    times as much as ``np.zeros``, the unsigned one no more)."""
-    row = a.size // games
-    for j in range(U(start * row), U(stop * row)):
-        a[j] = 0
+def clear_row(a: Any, i: Any, row: Any) -> None:
+    """Row ``i`` of the flat ``a``, rows of ``row`` entries, set to zero."""
+    for j in range(row):
+        a[i * row + j] = 0
 
 
 @inline
-def clear_events(ev: Any, games: int, start: int, stop: int) -> None:
-    """Games [start, stop) of the flat events ``ev`` of ``games`` games set to zero."""
-    if stop > start:
-        clear_rows(ev.counts, games, start, stop)
-        clear_rows(ev.captured, games, start, stop)
-        clear_rows(ev.stolen, games, start, stop)
-        clear_rows(ev.payments, games, start, stop)
+def clear_game_events(ev: Any, i: Any, players: int) -> None:
+    """Game ``i``'s rows of the flat events ``ev`` set to zero, for 2 and for 3 players
+    apart: rows of a length known when compiled are a few stores (of a length read at run
+    time, a call to ``memset`` each)."""
+    if players == 2:
+        clear_row(ev.counts, i, U2 * NUM_EVENTS)
+        clear_row(ev.captured, i, U2)
+        clear_row(ev.stolen, i, U(4))
+        clear_row(ev.payments, i, U2)
+    else:
+        clear_row(ev.counts, i, U(3) * NUM_EVENTS)
+        clear_row(ev.captured, i, U(3))
+        clear_row(ev.stolen, i, U(9))
+        clear_row(ev.payments, i, U(3))
 
 
 @inline
@@ -810,17 +813,17 @@ def deal_game(s: Any, ev: Any, t: Any, d: Any, k: int, options: Any, legal: Any)
     """Deal ``d.decks[k]`` into game ``d.index[k]`` (``d``: :data:`DealArrays`): every field
     back to its declared initial value, the dealt cards, the stock, then what the deal
     decides, and the game's legal words."""
-    i, deck = U(d.index[k]), d.decks[k]  # unsigned indices: see step_range
-    reset_game(s, i)
+    i, deck = U(d.index[k]), d.decks[k]  # unsigned indices (see step_range): a signed
+    reset_game(s, i)  # column index made the loop over the dealt cards gather them
     s.carry[i] = d.carry[k]
-    players, dealt = s.players, d.columns.size
-    s.stock_len[i] = deck.size - dealt
-    for j in range(s.stock.shape[1]):
-        s.stock[i, j] = deck[dealt + j] if dealt + j < deck.size else -1
+    players, dealt, size = s.players, U(d.columns.size), U(deck.size)
+    s.stock_len[i] = size - dealt
+    for j in range(U(s.stock.shape[1])):
+        s.stock[i, j] = deck[dealt + j] if dealt + j < size else -1
     for p in range(players + 1):
-        board, end = U0, d.starts[p + 1] if p < players else dealt
-        for c in range(d.starts[p], end):
-            board |= bit(int(deck[d.columns[c]]))
+        board, end = U0, U(d.starts[p + 1]) if p < players else dealt
+        for c in range(U(d.starts[p]), end):
+            board |= bit(int(deck[U(d.columns[c])]))
         if p < players:
             s.hands[at(s, i, p)] = board
         else:
@@ -830,31 +833,64 @@ def deal_game(s: Any, ev: Any, t: Any, d: Any, k: int, options: Any, legal: Any)
 
 
 @jit
+def first_illegal(actions: Any, legal: Any, phase: Any, start: int, stop: int) -> int:
+    """The first game of [start, stop) whose action is neither ``NO_ACTION`` nor legal (-1:
+    none)."""
+    for i in range(start, stop):
+        a = actions[i]
+        if a == A.NO_ACTION:
+            continue
+        if a < 0 or a >= A.NUM_ACTIONS or phase[i] == DONE or not is_legal(legal, i, a):
+            return i
+    return -1
+
+
+@jit
 def step_range(s: Any, ev: Any, t: Any, actions: Any, options: Any, legal: Any, start: int, stop: int) -> None:
-    """Step games [start, stop): their rows of the events ``ev`` (new, unwritten arrays)
-    zeroed, then each game's step; its legal words go to ``legal[1]``, copied from
+    """Step games [start, stop): each game's rows of the events ``ev`` (new, unwritten
+    arrays) zeroed just before its step, which finds them in cache (zeroing the whole batch
+    first was a pass of its own); its legal words go to ``legal[1]``, copied from
     ``legal[0]`` where it takes no action. (The zeroing and the copy are the step's, not
     passes of NumPy over the whole batch before it: spread over the threads with the step.)
     Game indices are unsigned: numba wraps a negative signed index around on every array
     access, and leaving that out made a step a fifth faster."""
     before, after = legal
-    clear_events(ev, actions.size, start, stop)
     for i in range(U(start), U(stop)):
+        clear_game_events(ev, i, s.players)
         if actions[i] >= 0:
             step_game(s, ev, t, i, int(actions[i]), options, after)
         else:
             after[i, 0], after[i, 1] = before[i, 0], before[i, 1]
 
 
+@inline
+def move_row(source: Any, i: Any, out: Any, k: Any, row: Any) -> None:
+    """Row ``i`` of the flat ``source`` (rows of ``row`` entries) into row ``k`` of the flat
+    ``out``, zeroed in ``source`` (unsigned indices, as in ``step_range``)."""
+    for j in range(row):
+        out[k * row + j] = source[i * row + j]
+        source[i * row + j] = 0
+
+
+@inline
+def move_event_row(s: Any, source: Any, i: Any, out: Any, k: Any) -> None:
+    """``move_row`` for each of the flat events ``source`` into the same array of ``out``
+    (rows of ``s.players`` games' events)."""
+    players = U(s.players)
+    move_row(source.counts, i, out.counts, k, players * NUM_EVENTS)
+    move_row(source.captured, i, out.captured, k, players)
+    move_row(source.stolen, i, out.stolen, k, players * players)
+    move_row(source.payments, i, out.payments, k, players)
+
+
 @jit
-def deal_range(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, moves: Any, start: int, stop: int) -> None:
+def deal_range(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, dealt: Any, start: int, stop: int) -> None:
     """Deal games [start, stop) of ``d``, each game's events moved out of the scratch ``ev``
-    at once (``moves``: the scratch and the dealt games' events as ``(games, n)`` views),
-    while its rows are still in cache."""
-    scratch, dealt = moves
+    into the dealt games' events ``dealt`` (both flat) at once, while they are still in
+    cache."""
     for k in range(start, stop):
         deal_game(s, ev, t, d, k, options, legal)
-        move_event_row(scratch, U(d.index[k]), dealt, U(k))
+        move_event_row(s, ev, U(d.index[k]), dealt, U(k))
 
 
 @jit
@@ -884,22 +920,32 @@ def chunk(c: int, chunks: int, n: int) -> tuple[int, int]:
     return c * n // chunks, (c + 1) * n // chunks
 
 
-def _step_games(s: Any, ev: Any, t: Any, actions: Any, options: Any, before: Any, after: Any, chunks: int) -> None:
-    ev = flat_events(ev)
+def _step_games(
+    s: Any, ev: Any, t: Any, actions: Any, options: Any, before: Any, after: Any, found: Any, chunks: int
+) -> None:
+    """Each chunk's first game whose action is neither ``NO_ACTION`` nor legal into
+    ``found`` (-1: none); then, only if there is none, the step of every game (one call
+    where a check and a step would be two, each with its pass over the batch)."""
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, actions.size)
-        step_range(s, ev, t, actions, options, (before, after), start, stop)
+        found[c] = first_illegal(actions, before, s.phase, start, stop)
+    legal = True
+    for c in range(chunks):
+        legal &= found[c] < 0
+    if legal:
+        ev = flat_events(ev)
+        for c in numba.prange(chunks):
+            start, stop = chunk(c, chunks, actions.size)
+            step_range(s, ev, t, actions, options, (before, after), start, stop)
 
 
-def _deal_games(
-    s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, scratch: Any, dealt: Any, chunks: int
-) -> None:
-    """Deal ``d.decks[k]`` into game ``d.index[k]`` (see ``deal_range``; tuples of arrays
-    travel as separate arguments, since numba's parallel loops take no nested tuples)."""
-    ev = flat_events(ev)
+def _deal_games(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, dealt: Any, chunks: int) -> None:
+    """Deal ``d.decks[k]`` into game ``d.index[k]``, its events through the scratch ``ev``
+    (every game's, all zero between deals) into row ``k`` of ``dealt`` (see ``deal_range``)."""
+    ev, dealt = flat_events(ev), flat_events(dealt)
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, d.index.size)
-        deal_range(s, ev, t, d, options, legal, (scratch, dealt), start, stop)
+        deal_range(s, ev, t, d, options, legal, dealt, start, stop)
 
 
 def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
@@ -916,54 +962,10 @@ def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
         actions[i] = 64 * in_high + select_bit(high if in_high else low, rank - in_low * in_high)
 
 
-@inline
-def move_row(source: Any, i: int, out: Any, k: int) -> None:
-    """Row ``i`` of ``source`` (``(B, n)``) into row ``k`` of ``out``, zeroed in ``source``
-    (unsigned indices, as in ``step_range``)."""
-    for j in range(U(source.shape[1])):
-        out[k, j] = source[i, j]
-        source[i, j] = 0
-
-
-@inline
-def move_event_row(source: Any, i: int, out: Any, k: int) -> None:
-    """``move_row`` for each array of ``source`` into the same array of ``out`` (both
-    :data:`EventArrays` of ``(games, n)`` views)."""
-    move_row(source.counts, i, out.counts, k)
-    move_row(source.captured, i, out.captured, k)
-    move_row(source.stolen, i, out.stolen, k)
-    move_row(source.payments, i, out.payments, k)
-
-
-def _event_rows(events: BatchEvents) -> Any:
-    """``events``' arrays as :data:`EventArrays` of ``(games, n)`` views."""
-    return EventArrays(*(a.reshape(len(a), math.prod(a.shape[1:])) for a in events.arrays()))
-
-
 def _legal_of_all(s: Any, legal: Any, chunks: int) -> None:
     for c in numba.prange(chunks):
         start, stop = chunk(c, chunks, legal.shape[0])
         legal_range(s, legal, start, stop)
-
-
-@jit
-def first_illegal(actions: Any, legal: Any, phase: Any, start: int, stop: int) -> int:
-    """The first game of [start, stop) whose action is neither ``NO_ACTION`` nor legal (-1:
-    none)."""
-    for i in range(start, stop):
-        a = actions[i]
-        if a == A.NO_ACTION:
-            continue
-        if a < 0 or a >= A.NUM_ACTIONS or phase[i] == DONE or not is_legal(legal, i, a):
-            return i
-    return -1
-
-
-def _first_illegal_of_all(actions: Any, legal: Any, phase: Any, found: Any, chunks: int) -> None:
-    """Each chunk's first illegal action's game (-1: none) into ``found``."""
-    for c in numba.prange(chunks):
-        start, stop = chunk(c, chunks, actions.size)
-        found[c] = first_illegal(actions, legal, phase, start, stop)
 
 
 def _loops(parallel: bool) -> dict[str, Any]:
@@ -971,7 +973,7 @@ def _loops(parallel: bool) -> dict[str, Any]:
     numba's threads. The parallel copies get names of their own, so the two never share an
     entry of numba's disk cache."""
     loops = {}
-    for f in (_step_games, _deal_games, _legal_of_all, _first_illegal_of_all, _random_actions):
+    for f in (_step_games, _deal_games, _legal_of_all, _random_actions):
         if parallel:
             f = types.FunctionType(f.__code__, f.__globals__, f"{f.__name__}_parallel")
             f.__qualname__ = f.__name__
@@ -1078,12 +1080,15 @@ class CompiledGameBatch(GameBatch):
         return 1
 
     _kernel_state: Any = None  # the state arrays as a kernel argument, dropped when an array is replaced
-    _scratch: tuple[Any, Any] | None = None  # the deal kernel's events (_deal_scratch)
+    _rule_arrays: tuple[Any, Any] | None = None  # the rules as kernel arguments, dropped with the rules
+    _scratch: Any = None  # the deal kernel's events (_deal_scratch)
     _legal_shared = False  # whether legal_bits has given _legal to a caller, who may hold it
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in STATE_FIELDS:
             object.__setattr__(self, "_kernel_state", None)
+        elif name == "rules":
+            object.__setattr__(self, "_rule_arrays", None)
         object.__setattr__(self, name, value)
 
     def _state(self) -> Any:
@@ -1102,20 +1107,20 @@ class CompiledGameBatch(GameBatch):
             self._kernel_state = KernelState._make((*views, self.rules.players))
         return self._kernel_state
 
-    def _arguments(self, events: Any = None) -> tuple[Any, Any, Any]:
-        """(state, events (:data:`EventArrays`; default: this step's), §5's match tables) as
-        kernel arguments."""
-        event_arrays = EventArrays(*self._events.arrays()) if events is None else events
-        return self._state(), event_arrays, match_tables(self.rules.choice_rule)
+    def _rules_arguments(self) -> tuple[Any, Any]:
+        """(rule options, §5's match tables) of the batch's rules as kernel arguments: found
+        once for the batch's rules (looking them up by the rules cost 1.2 us a step)."""
+        if self._rule_arrays is None:
+            self._rule_arrays = rule_options(self.rules), match_tables(self.rules.choice_rule)
+        return self._rule_arrays
 
-    def _deal_scratch(self) -> tuple[Any, Any]:
-        """Events of every game, all zero between deals, as :data:`EventArrays` and as
-        ``(games, n)`` row views: the deal kernel writes the dealt games' rows, which are
-        moved out and zeroed again (a new buffer of the whole batch for each deal would cost
-        more than dealing a few hundred games). Kept, views and all, from the first deal on."""
+    def _deal_scratch(self) -> Any:
+        """Events of every game, all zero between deals, as :data:`EventArrays`: the deal
+        kernel writes the dealt games' rows, which it moves out and zeroes again (a new
+        buffer of the whole batch for each deal would cost more than dealing a few hundred
+        games). Kept from the first deal on."""
         if self._scratch is None:
-            events = BatchEvents.empty(len(self), self.rules.players)
-            self._scratch = EventArrays(*events.arrays()), _event_rows(events)
+            self._scratch = EventArrays(*BatchEvents.empty(len(self), self.rules.players).arrays())
         return self._scratch
 
     @property
@@ -1131,25 +1136,30 @@ class CompiledGameBatch(GameBatch):
             self._legal, self._legal_shared = legal, False
         return self._legal
 
-    def _first_illegal(self, actions: np.ndarray) -> int:
-        """Checked by each thread's chunk of games (a pass over the whole batch that would
-        otherwise run on one thread before every step)."""
-        found = np.empty(self.chunks(), np.int64)
-        legal, phase = self._legal_words(), self._state().phase
+    def _play_legal(self, actions: np.ndarray) -> int:
+        """One kernel checks the actions (each thread its chunk of games) and, if every one is
+        legal, plays them, writing new events and new legal words (a caller may hold the
+        old)."""
+        chunks = self.chunks()
+        before, after, found = self._legal_words(), np.empty((len(self), 2), U), np.empty(chunks, np.int64)
+        events = BatchEvents.unwritten(len(self), self.rules.players)
+        options, tables = self._rules_arguments()
         run_kernel(
-            self.loops()["_first_illegal_of_all"], kernel_array(actions, np.int64), legal, phase, found, self.chunks()
+            self.loops()["_step_games"],
+            self._state(),
+            EventArrays(*events.arrays()),
+            tables,
+            kernel_array(actions, np.int64),
+            options,
+            before,
+            after,
+            found,
+            chunks,
         )
-        games = found[found >= 0]
-        return int(games[0]) if games.size else -1
-
-    def _play(self, actions: np.ndarray) -> None:
-        """The step kernel writes new events and new legal words (a caller may hold the old)."""
-        before, after = self._legal_words(), np.empty((len(self), 2), U)
-        self._events = BatchEvents.unwritten(len(self), self.rules.players)
-        actions = kernel_array(actions, np.int64)
-        options = rule_options(self.rules)
-        run_kernel(self.loops()["_step_games"], *self._arguments(), actions, options, before, after, self.chunks())
-        self._legal, self._legal_shared = after, False
+        illegal = next((int(game) for game in found if game >= 0), -1)
+        if illegal < 0:
+            self._events, self._legal, self._legal_shared = events, after, False
+        return illegal
 
     def _deal_cards(self, index: np.ndarray, decks: np.ndarray, carry: np.ndarray) -> BatchEvents:
         if self._legal is None:
@@ -1164,16 +1174,17 @@ class CompiledGameBatch(GameBatch):
             columns,
             starts,
         )
-        scratch, scratch_rows = self._deal_scratch()
         dealt = BatchEvents.unwritten(index.size, self.rules.players)
+        options, tables = self._rules_arguments()
         run_kernel(
             self.loops()["_deal_games"],
-            *self._arguments(scratch),
+            self._state(),
+            self._deal_scratch(),
+            tables,
             deal,
-            rule_options(self.rules),
+            options,
             legal,
-            scratch_rows,
-            _event_rows(dealt),
+            EventArrays(*dealt.arrays()),
             self.chunks(),
         )
         if self._legal is not None:
