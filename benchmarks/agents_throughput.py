@@ -17,6 +17,11 @@ the table gives the median. The backend is chosen as a program would choose it,
   a go rollout and a stop rollout), ``greedy`` in both seats;
 - cloning records: ``train.bc.collect`` with the ``greedy`` teacher, 512 hands.
 
+A first table says how long each backend's greedy agent took to be ready: greedy hands with
+2 and 3 players, timed after the core's own kernels are loaded (untimed), which on the
+compiled backend loads the greedy kernels from numba's cache, or compiles them where it is
+empty (``NUMBA_CACHE_DIR=$(mktemp -d)``: their first compile).
+
 Usage: ``python benchmarks/agents_throughput.py [--repeats 3] [--backends numpy,numba] [--quick]``.
 """
 
@@ -82,6 +87,20 @@ def cloning_records() -> float:
     return len(demos.actions) / (time.perf_counter() - start)
 
 
+def greedy_ready() -> float:
+    """Seconds to the first greedy hands with 2 and 3 players, the core's kernels loaded
+    first (untimed): the greedy agent's own kernels loaded, or compiled."""
+    for players in (2, 3):
+        GameBatch.from_seed(Rules(players=players), 0, 2).step(np.full(2, -1))
+    start = time.perf_counter()
+    for players in (2, 3):
+        rules = Rules(players=players)
+        greedy = make_agent("greedy", rules)
+        decks = shuffled_decks(rules, np.random.default_rng(9), 8)
+        play_hands(rules, [greedy] * players, decks, np.random.default_rng(10))
+    return time.perf_counter() - start
+
+
 WORKLOADS: dict[str, Callable[[], float]] = {
     "greedy hands/s": greedy_hands,
     "search decisions/s": search_decisions,
@@ -100,7 +119,11 @@ def main() -> None:
     if args.quick:
         SIZES.update({key: max(size // 16, 2) for key, size in SIZES.items()})
     backends = args.backends.split(",")
-    print(f"| workload | {' | '.join(backends)} |")
+    print("| backend | greedy agent ready in, s |\n|---|---|")
+    for backend in backends:
+        os.environ[BACKEND_VARIABLE] = backend
+        print(f"| {backend} | {greedy_ready():.2f} |", flush=True)
+    print(f"\n| workload | {' | '.join(backends)} |")
     print(f"|---|{'---|' * len(backends)}")
     for name, workload in WORKLOADS.items():
         cells = []

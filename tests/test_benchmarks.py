@@ -103,6 +103,9 @@ def test_agents_throughput_prints_every_workload_per_backend():
         "cloning records/s",
     }
     assert all(len(cells) == len(backends) and float(c.replace(",", "")) > 0 for cells in rows.values() for c in cells)
+    ready = [line.split("|")[1:3] for line in out.splitlines() if line.startswith(tuple(f"| {b} |" for b in backends))]
+    assert [name.strip() for name, _ in ready] == list(backends)  # the greedy agent's first hands, each backend
+    assert all(float(seconds) > 0 for _, seconds in ready)
 
 
 def test_core_profile_lists_the_step_and_its_stages():
