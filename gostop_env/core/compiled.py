@@ -734,20 +734,23 @@ def clear_row(a: Any, i: Any, row: Any) -> None:
 
 
 @inline
+def clear_event_rows(ev: Any, i: Any, players: Any) -> None:
+    """Game ``i``'s rows of the flat events ``ev`` of ``players`` seats set to zero."""
+    clear_row(ev.counts, i, players * NUM_EVENTS)
+    clear_row(ev.captured, i, players)
+    clear_row(ev.stolen, i, players * players)
+    clear_row(ev.payments, i, players)
+
+
+@inline
 def clear_game_events(ev: Any, i: Any, players: int) -> None:
-    """Game ``i``'s rows of the flat events ``ev`` set to zero, for 2 and for 3 players
-    apart: rows of a length known when compiled are a few stores (of a length read at run
-    time, a call to ``memset`` each)."""
+    """:func:`clear_event_rows` for 2 and for 3 players apart, so that each row's length is
+    a constant when compiled: a few stores (a length read at run time made each row a call
+    to ``memset``)."""
     if players == 2:
-        clear_row(ev.counts, i, U2 * NUM_EVENTS)
-        clear_row(ev.captured, i, U2)
-        clear_row(ev.stolen, i, U(4))
-        clear_row(ev.payments, i, U2)
+        clear_event_rows(ev, i, U2)
     else:
-        clear_row(ev.counts, i, U(3) * NUM_EVENTS)
-        clear_row(ev.captured, i, U(3))
-        clear_row(ev.stolen, i, U(9))
-        clear_row(ev.payments, i, U(3))
+        clear_event_rows(ev, i, U(3))
 
 
 @inline
@@ -813,8 +816,9 @@ def deal_game(s: Any, ev: Any, t: Any, d: Any, k: int, options: Any, legal: Any)
     """Deal ``d.decks[k]`` into game ``d.index[k]`` (``d``: :data:`DealArrays`): every field
     back to its declared initial value, the dealt cards, the stock, then what the deal
     decides, and the game's legal words."""
-    i, deck = U(d.index[k]), d.decks[k]  # unsigned indices (see step_range): a signed
-    reset_game(s, i)  # column index made the loop over the dealt cards gather them
+    # Unsigned indices (see step_range); a signed column index made LLVM gather the columns.
+    i, deck = U(d.index[k]), d.decks[k]
+    reset_game(s, i)
     s.carry[i] = d.carry[k]
     players, dealt, size = s.players, U(d.columns.size), U(deck.size)
     s.stock_len[i] = size - dealt
