@@ -734,12 +734,20 @@ def clear_row(a: Any, i: Any, row: Any) -> None:
 
 
 @inline
+def event_row_lengths(players: Any) -> tuple[Any, Any, Any, Any]:
+    """How many entries one game has in each flat events array (counts, captured, stolen,
+    payments), with ``players`` seats."""
+    return players * NUM_EVENTS, players, players * players, players
+
+
+@inline
 def clear_event_rows(ev: Any, i: Any, players: Any) -> None:
     """Game ``i``'s rows of the flat events ``ev`` of ``players`` seats set to zero."""
-    clear_row(ev.counts, i, players * NUM_EVENTS)
-    clear_row(ev.captured, i, players)
-    clear_row(ev.stolen, i, players * players)
-    clear_row(ev.payments, i, players)
+    counts, captured, stolen, payments = event_row_lengths(players)
+    clear_row(ev.counts, i, counts)
+    clear_row(ev.captured, i, captured)
+    clear_row(ev.stolen, i, stolen)
+    clear_row(ev.payments, i, payments)
 
 
 @inline
@@ -880,11 +888,11 @@ def move_row(source: Any, i: Any, out: Any, k: Any, row: Any) -> None:
 def move_event_row(s: Any, source: Any, i: Any, out: Any, k: Any) -> None:
     """``move_row`` for each of the flat events ``source`` into the same array of ``out``
     (rows of ``s.players`` games' events)."""
-    players = U(s.players)
-    move_row(source.counts, i, out.counts, k, players * NUM_EVENTS)
-    move_row(source.captured, i, out.captured, k, players)
-    move_row(source.stolen, i, out.stolen, k, players * players)
-    move_row(source.payments, i, out.payments, k, players)
+    counts, captured, stolen, payments = event_row_lengths(U(s.players))
+    move_row(source.counts, i, out.counts, k, counts)
+    move_row(source.captured, i, out.captured, k, captured)
+    move_row(source.stolen, i, out.stolen, k, stolen)
+    move_row(source.payments, i, out.payments, k, payments)
 
 
 @jit
