@@ -248,6 +248,60 @@ def test_dealing_no_games_changes_nothing():
 
 
 @needs_numba
+def test_rebalance_moves_each_bound_halfway_toward_equal_times():
+    """After a step the bounds between the threads' ranges move halfway toward where the
+    ranges' rates would have finished them together; they stay where a time is missing,
+    and no range falls below its least share."""
+    from gostop_env.core.compiled import MIN_SHARE, rebalance
+
+    bounds = np.array([0, 50, 100], np.int64)
+    rebalance(bounds, np.array([100, 50], np.int64))  # range 0 ran at half range 1's rate
+    assert bounds.tolist() == [0, (50 + 100 // 3) // 2, 100]
+    bounds = np.array([0, 30, 60, 90], np.int64)
+    rebalance(bounds, np.array([30, 30, 30], np.int64))  # equal rates: already even
+    assert bounds.tolist() == [0, 30, 60, 90]
+    for elapsed in ([0, 40], [-5, 40]):  # no tick counter, or a thread moved between cores
+        bounds = np.array([0, 40, 100], np.int64)
+        rebalance(bounds, np.array(elapsed, np.int64))
+        assert bounds.tolist() == [0, 40, 100]
+    bounds = np.array([0, 50, 100], np.int64)
+    for _ in range(20):  # range 0 a thousand times slower: it keeps its least share
+        rebalance(bounds, np.array([1000 * (bounds[1] - bounds[0]), bounds[2] - bounds[1]], np.int64))
+    assert bounds.tolist() == [0, 100 // (MIN_SHARE * 2), 100]
+
+
+@needs_numba
+def test_uneven_thread_ranges_change_no_result(monkeypatch):
+    """Whatever the bounds between the threads' ranges (here three ranges, the first two of
+    one game each at first), every array equals the one-thread backend's, and the first
+    illegal action is still the one named."""
+    from gostop_env.core.compiled import HAS_TICKS, ParallelGameBatch
+
+    monkeypatch.setattr(ParallelGameBatch, "chunks", lambda self: 3)
+    rules = Rules.preset("korean", players=3, jokers=1)
+    batches = [GameBatch.from_seed(rules, 11, 48, backend=b) for b in ("numba", "numba-parallel")]
+    bounds, _ = batches[1]._thread_ranges()
+    bounds[:] = [0, 1, 2, 48]
+    rng = np.random.default_rng(11)
+    for _ in range(150):
+        actions = random_legal_actions(batches[0].legal_bits, rng, "numba")
+        same_arrays(batches, [b.step(actions) for b in batches])
+        done = np.flatnonzero(batches[0].done)
+        if done.size:
+            decks = shuffled_decks(rules, rng, done.size)
+            same_arrays(batches, [b.reset_games(done, decks) for b in batches])
+    assert bounds[-1] == 48 and (np.diff(bounds) >= 1).all()
+    assert (bounds.tolist() != [0, 1, 2, 48]) == HAS_TICKS  # moved where the kernels read ticks
+    mask = batches[1].legal_action_mask()
+    playing = np.flatnonzero(mask.any(axis=1))
+    bad = np.full(48, -1)
+    for game in playing[-2:]:  # two illegal actions: the first is named
+        bad[game] = np.flatnonzero(~mask[game])[0]
+    with pytest.raises(IllegalActionError, match=f"game {playing[-2]}: "):
+        batches[1].step(bad)
+
+
+@needs_numba
 def test_parallel_backend_matches_every_engine():
     """The compiled loops spread over threads: every array equal to the other engines'."""
     rules = Rules.preset("korean", players=3, jokers=1)

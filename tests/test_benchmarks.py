@@ -13,6 +13,7 @@ from types import ModuleType
 import pytest
 
 import gostop_env
+from gostop_env.core import Rules
 from gostop_env.core.batch import available_backends
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
@@ -26,7 +27,10 @@ def run_script(name: str, *args: str) -> str:
 
 
 def load_benchmark(name: str) -> ModuleType:
-    """A benchmark script imported as a module (its ``main`` not run), to test its parts."""
+    """A benchmark script imported as a module (its ``main`` not run), to test its parts;
+    the benchmarks' folder goes on the path, as when a script runs (some import another)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -89,6 +93,43 @@ def test_core_throughput_prints_every_row():
     for a in (a for k, a in enumerate(by_round) if k % n):
         median, low, high = map(float, re.fullmatch(r"(\S+)x \((\S+) \.\. (\S+)\)", a).groups())
         assert 0 < low <= median <= high
+
+
+@pytest.mark.skipif("numba-parallel" not in available_backends(), reason='needs numba: pip install "gostop[fast]"')
+def test_thread_balance_prints_a_row_per_player_count_and_batch():
+    out = run_script("thread_balance.py", "--seconds", "0.1", "--batches", "2048,4096")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith(("| 2 |", "| 3 |"))]
+    assert [(r[0].strip(), r[1].strip()) for r in rows] == [(p, b) for p in "23" for b in ("2048", "4096")]
+    for row in rows:
+        even, balanced, uneven, percentile = (float(row[k]) for k in (2, 3, 5, 6))
+        assert even > 0 and balanced > 0 and 1 <= uneven <= percentile
+        median, low, high = map(float, re.fullmatch(r"(\S+)x \((\S+) \.\. (\S+)\)", row[4].strip()).groups())
+        assert 0 < low <= median <= high
+
+
+def test_thread_balance_sets_the_even_blocks_back_to_even_ranges(monkeypatch: pytest.MonkeyPatch):
+    """Every step of an even block starts from even bounds, and a balanced block's steps
+    from the bounds the step before left, here after every step uneven as if a thread had
+    been slow."""
+    compiled = pytest.importorskip("gostop_env.core.compiled")
+    balance = load_benchmark("thread_balance")
+    monkeypatch.setattr(compiled.ParallelGameBatch, "chunks", lambda self: 3)
+    seen: list[list[int]] = []
+    step = compiled.CompiledGameBatch.step
+
+    def uneven_step(self, actions):
+        bounds = self._thread_ranges()[0]
+        seen.append(bounds.tolist())
+        bounds[:] = [0, 1, 2, 48]
+        return step(self, actions)
+
+    monkeypatch.setattr(compiled.CompiledGameBatch, "step", uneven_step)
+    result = balance.compare(Rules(), 48, 0.0, 0)
+    even = [0, 16, 32, 48]
+    assert len(seen) == 2 * balance.BLOCK
+    assert all(bounds == even for bounds in seen[: balance.BLOCK])
+    assert all(bounds != even for bounds in seen[balance.BLOCK :])
+    assert len(result["even"]) == len(result["balanced"]) == 1 and min(result["even"] + result["balanced"]) > 0
 
 
 def test_agents_throughput_prints_every_workload_per_backend():

@@ -24,6 +24,7 @@ positions, ``select``, ``concatenate`` and the masks are the NumPy core's.
 from __future__ import annotations
 
 import functools
+import platform
 import types
 from collections import namedtuple
 from typing import Any
@@ -198,6 +199,30 @@ def _pdep(typingctx: Any, x: Any, mask: Any) -> Any:
         return builder.call(function, args)
 
     return numba.types.uint64(numba.types.uint64, numba.types.uint64), codegen
+
+
+HAS_TICKS = platform.machine().lower() in ("x86_64", "amd64")
+"""Whether the kernels can read a tick counter (x86-64's ``rdtsc``, through LLVM's
+``readcyclecounter``): elsewhere that counter may be closed to programs, and
+:func:`ticks` gives 0, which leaves the threads' ranges of games even."""
+
+
+@intrinsic
+def _cycle_counter(typingctx: Any) -> Any:
+    """LLVM's ``readcyclecounter``: a tick count that runs at a fixed rate, wall time."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        word = llvm_ir.IntType(64)
+        function = builder.module.declare_intrinsic("llvm.readcyclecounter", fnty=llvm_ir.FunctionType(word, []))
+        return builder.call(function, [])
+
+    return numba.types.int64(), codegen
+
+
+@jit
+def ticks() -> int:
+    """Ticks of the CPU's time-stamp counter (0 where :data:`HAS_TICKS` is False)."""
+    return _cycle_counter() if HAS_TICKS else 0
 
 
 @jit
@@ -923,40 +948,87 @@ def flat_events(ev: Any) -> Any:
     )
 
 
-# ---- the batch loops: ``chunks`` ranges of games (one per thread) --------------------------------------
+# ---- the batch loops: ranges of games, one per thread ---------------------------------------------
+# A batch splits its games into consecutive ranges, range c being games [bounds[c],
+# bounds[c + 1]), one range per thread (``CompiledGameBatch._thread_ranges``). The
+# step moves the bounds after each call so that the threads finish together (``rebalance``).
 # (Each thread's range is a call: numba's parallel loops lose writes made in their own body
 # through arrays held in a tuple, but keep those made by a function they call.)
 @jit
 def chunk(c: int, chunks: int, n: int) -> tuple[int, int]:
-    """Games [start, stop) of chunk ``c`` of ``chunks`` over ``n`` games."""
+    """Games [start, stop) of chunk ``c`` of ``chunks`` even chunks over ``n`` games."""
     return c * n // chunks, (c + 1) * n // chunks
 
 
+@jit
+def share(c: int, bounds: Any, n: int) -> tuple[int, int]:
+    """Items [start, stop) of ``n`` that go to range ``c`` of ``bounds``: the range's
+    share of the batch (for a list of some of the games, such as those dealt again)."""
+    games = bounds[bounds.size - 1]
+    if games == 0:
+        return chunk(c, bounds.size - 1, n)
+    return n * bounds[c] // games, n * bounds[c + 1] // games
+
+
+MIN_SHARE = 4
+"""``rebalance`` leaves each range at least 1 / MIN_SHARE of an even share of the games, so
+that a thread held up once still gets games to be timed on."""
+
+
+@jit
+def rebalance(bounds: Any, elapsed: Any) -> None:
+    """Move each inner bound halfway toward where the ranges' rates in the call just made
+    (games per tick of ``elapsed``) would have had every thread finish at once. One core of
+    a shared machine can run slower than the other for seconds at a time, and even ranges
+    then wait on the slow one. The bounds stay where a time is missing (no tick counter) or
+    a range is empty."""
+    chunks, games = bounds.size - 1, bounds[bounds.size - 1]
+    least = max(1, games // (MIN_SHARE * chunks))
+    if chunks < 2 or games < least * chunks:
+        return
+    total = 0.0
+    for c in range(chunks):
+        if elapsed[c] <= 0 or bounds[c + 1] <= bounds[c]:
+            return
+        total += (bounds[c + 1] - bounds[c]) / elapsed[c]
+    old, rate_below = bounds[0], 0.0
+    for c in range(chunks - 1):
+        rate_below += (bounds[c + 1] - old) / elapsed[c]
+        old = bounds[c + 1]
+        target = int(games * rate_below / total)
+        moved = (old + target) // 2
+        bounds[c + 1] = min(max(moved, bounds[c] + least), games - least * (chunks - 1 - c))
+
+
 def _step_games(
-    s: Any, ev: Any, t: Any, actions: Any, options: Any, before: Any, after: Any, found: Any, chunks: int
+    s: Any, ev: Any, t: Any, actions: Any, options: Any, before: Any, after: Any, found: Any, bounds: Any, elapsed: Any
 ) -> None:
-    """Each chunk's first game whose action is neither ``NO_ACTION`` nor legal into
+    """Each range's first game whose action is neither ``NO_ACTION`` nor legal into
     ``found`` (-1: none); then, only if there is none, the step of every game (one call
-    where a check and a step would be two, each with its pass over the batch)."""
+    where a check and a step would be two, each with its pass over the batch), each
+    range's time into ``elapsed`` and the bounds rebalanced."""
+    chunks = bounds.size - 1
     for c in numba.prange(chunks):
-        start, stop = chunk(c, chunks, actions.size)
-        found[c] = first_illegal(actions, before, s.phase, start, stop)
+        found[c] = first_illegal(actions, before, s.phase, bounds[c], bounds[c + 1])
     legal = True
     for c in range(chunks):
         legal &= found[c] < 0
     if legal:
         ev = flat_events(ev)
         for c in numba.prange(chunks):
-            start, stop = chunk(c, chunks, actions.size)
-            step_range(s, ev, t, actions, options, (before, after), start, stop)
+            began = ticks()
+            step_range(s, ev, t, actions, options, (before, after), bounds[c], bounds[c + 1])
+            elapsed[c] = ticks() - began
+        rebalance(bounds, elapsed)
 
 
-def _deal_games(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, dealt: Any, chunks: int) -> None:
+def _deal_games(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, dealt: Any, bounds: Any) -> None:
     """Deal ``d.decks[k]`` into game ``d.index[k]``, its events through the scratch ``ev``
-    (every game's, all zero between deals) into row ``k`` of ``dealt`` (see ``deal_range``)."""
+    (every game's, all zero between deals) into row ``k`` of ``dealt`` (see ``deal_range``);
+    each range's share of the dealt games on its thread."""
     ev, dealt = flat_events(ev), flat_events(dealt)
-    for c in numba.prange(chunks):
-        start, stop = chunk(c, chunks, d.index.size)
+    for c in numba.prange(bounds.size - 1):
+        start, stop = share(c, bounds, d.index.size)
         deal_range(s, ev, t, d, options, legal, dealt, start, stop)
 
 
@@ -974,10 +1046,9 @@ def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
         actions[i] = 64 * in_high + select_bit(high if in_high else low, rank - in_low * in_high)
 
 
-def _legal_of_all(s: Any, legal: Any, chunks: int) -> None:
-    for c in numba.prange(chunks):
-        start, stop = chunk(c, chunks, legal.shape[0])
-        legal_range(s, legal, start, stop)
+def _legal_of_all(s: Any, legal: Any, bounds: Any) -> None:
+    for c in numba.prange(bounds.size - 1):
+        legal_range(s, legal, bounds[c], bounds[c + 1])
 
 
 def _loops(parallel: bool) -> dict[str, Any]:
@@ -1092,6 +1163,7 @@ class CompiledGameBatch(GameBatch):
         return 1
 
     _kernel_state: Any = None  # the state arrays as a kernel argument, dropped when an array is replaced
+    _ranges: tuple[np.ndarray, np.ndarray] | None = None  # (bounds, elapsed) of the threads' ranges
     _rule_arrays: tuple[Any, Any] | None = None  # the rules as kernel arguments, dropped with the rules
     _scratch: Any = None  # the deal kernel's events (_deal_scratch)
     _legal_shared = False  # whether legal_bits has given _legal to a caller, who may hold it
@@ -1126,6 +1198,18 @@ class CompiledGameBatch(GameBatch):
             self._rule_arrays = rule_options(self.rules), match_tables(self.rules.choice_rule)
         return self._rule_arrays
 
+    def _thread_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(bounds, elapsed): the games split into one range of consecutive games per
+        thread, range c being games [bounds[c], bounds[c + 1]), and the ticks each range's
+        last step took. Even at first, and again whenever the number of threads or games
+        changes; each step then moves the bounds toward equal times (``rebalance``). Which
+        thread steps a game cannot change its result."""
+        chunks = self.chunks()
+        if self._ranges is None or len(self._ranges[1]) != chunks or self._ranges[0][chunks] != len(self):
+            bounds = np.arange(chunks + 1, dtype=np.int64) * len(self) // chunks
+            self._ranges = bounds, np.zeros(chunks, np.int64)
+        return self._ranges
+
     def _deal_scratch(self) -> Any:
         """Events of every game, all zero between deals, as :data:`EventArrays`: the deal
         kernel writes the dealt games' rows, which it moves out and zeroes again (a new
@@ -1144,16 +1228,16 @@ class CompiledGameBatch(GameBatch):
         """``legal_bits`` for the batch's own use: not counted as held by a caller."""
         if self._legal is None:
             legal = np.empty((len(self), 2), U)
-            run_kernel(self.loops()["_legal_of_all"], self._state(), legal, self.chunks())
+            run_kernel(self.loops()["_legal_of_all"], self._state(), legal, self._thread_ranges()[0])
             self._legal, self._legal_shared = legal, False
         return self._legal
 
     def _play_legal(self, actions: np.ndarray) -> int:
-        """One kernel checks the actions (each thread its chunk of games) and, if every one is
+        """One kernel checks the actions (each thread its range of games) and, if every one is
         legal, plays them, writing new events and new legal words (a caller may hold the
         old)."""
-        chunks = self.chunks()
-        before, after, found = self._legal_words(), np.empty((len(self), 2), U), np.empty(chunks, np.int64)
+        bounds, elapsed = self._thread_ranges()
+        before, after, found = self._legal_words(), np.empty((len(self), 2), U), np.empty(len(elapsed), np.int64)
         events = BatchEvents.unwritten(len(self), self.rules.players)
         options, tables = self._rules_arguments()
         run_kernel(
@@ -1166,7 +1250,8 @@ class CompiledGameBatch(GameBatch):
             before,
             after,
             found,
-            chunks,
+            bounds,
+            elapsed,
         )
         illegal = next((int(game) for game in found if game >= 0), -1)
         if illegal < 0:
@@ -1197,7 +1282,7 @@ class CompiledGameBatch(GameBatch):
             options,
             legal,
             EventArrays(*dealt.arrays()),
-            self.chunks(),
+            self._thread_ranges()[0],
         )
         if self._legal is not None:
             self._legal = legal  # the dealt games' rows rewritten
@@ -1210,9 +1295,11 @@ class CompiledGameBatch(GameBatch):
 class ParallelGameBatch(CompiledGameBatch):
     """:class:`CompiledGameBatch` with its batch loops spread over numba's threads
     (``backend="numba-parallel"``; how many: ``numba.set_num_threads`` or
-    ``NUMBA_NUM_THREADS``). Each game is still stepped by one thread, start to end. A batch of
-    fewer than ``parallel_from`` games runs the loops on one thread, where starting and joining
-    the threads costs more than they save."""
+    ``NUMBA_NUM_THREADS``). Each game is still stepped by one thread, start to end: the batch
+    is split into one range of consecutive games per thread, whose bounds each step moves
+    toward the threads' speeds (:meth:`_thread_ranges`, :func:`rebalance`). A batch of fewer
+    than ``parallel_from`` games runs the loops on one thread, where starting and joining the
+    threads costs more than they save."""
 
     backend = "numba-parallel"
     parallel_from = PARALLEL_FROM
