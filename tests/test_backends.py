@@ -172,9 +172,10 @@ def test_kernels_are_called_with_the_types_they_were_compiled_for(backend, monke
         if step == 40:
             batches = [b.select(np.arange(11, -1, -1)) for b in batches]
         if step == 60:  # the same values, in arrays the kernels cannot take as they are
-            for name, replace in replaced.items():
-                setattr(batches[1], name, replace(getattr(batches[1], name)))
-            batches[1].phase.flags.writeable = False
+            for b in batches:
+                for name, replace in replaced.items():
+                    setattr(b, name, replace(getattr(b, name)))
+            batches[1].phase.flags.writeable = False  # in place, after it was set
         wide = np.repeat(random_legal_actions(batches[0].legal_bits, rng, "numpy"), 2)
         actions = wide[::2] if step % 2 else wide[::2].astype(np.int32)
         for b in batches:
@@ -193,6 +194,32 @@ def test_kernels_are_called_with_the_types_they_were_compiled_for(backend, monke
         "_deal_games",
         "_legal_of_all",
     }
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_state_arrays_set_strided_or_other_typed_keep_every_write(backend):
+    """A state array replaced by a strided, Fortran-ordered or other-typed one is kept as a
+    C-contiguous array of its own dtype: the core writes the per-seat arrays through flat
+    views, which a strided array would have turned into copies that drop the writes. The
+    batch plays on exactly as an untouched twin; a wrong number of axes is refused."""
+    rules = Rules.preset("korean", players=3, jokers=1)
+    batch = GameBatch.from_seed(rules, 4, 16, backend=backend)
+    twin = batch.clone()
+    given = np.asfortranarray(batch.hands)
+    batch.hands = given
+    batch.scores = batch.scores.astype(np.int64)
+    batch.layout = np.repeat(batch.layout, 2)[::2]
+    assert batch.hands is not given and batch.hands.flags.c_contiguous and batch.scores.dtype == np.int16
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        actions = random_legal_actions(twin.legal_bits, rng, "numpy")
+        same_arrays([twin, batch], [twin.step(actions), batch.step(actions)])
+        done = np.flatnonzero(twin.done)
+        if done.size:
+            decks = shuffled_decks(rules, rng, done.size)
+            same_arrays([twin, batch], [twin.reset_games(done, decks), batch.reset_games(done, decks)])
+    with pytest.raises(ValueError, match=r"state array hands needs 2 axes, got shape \(48,\)"):
+        batch.hands = batch.hands.reshape(-1)
 
 
 @pytest.mark.parametrize("backend", available_backends())

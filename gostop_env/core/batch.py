@@ -152,6 +152,19 @@ def _match_tables(choice_rule: str) -> dict[str, np.ndarray]:
     return t
 
 
+def fit_array(array: Any, dtype: Any) -> np.ndarray:
+    """``array`` (itself where it is one already; else a copy) as an array of ``dtype`` that
+    is C-contiguous, writeable and aligned: how every state array is kept (the NumPy core
+    writes through flat views, and the compiled kernels are typed by these flags too).
+    (The flags are read here first: ``np.require`` alone costs five times as much where the
+    array is already fit, as it mostly is.)"""
+    if type(array) is np.ndarray and array.dtype == dtype:
+        flags = array.flags
+        if flags.c_contiguous and flags.writeable and flags.aligned:
+            return array
+    return np.require(np.asarray(array), dtype, ("C_CONTIGUOUS", "WRITEABLE", "ALIGNED"))
+
+
 GAME, SEAT, MONTH, STOCK = "game", "seat", "month", "stock"
 """Shapes of state arrays after the batch axis: (), (players,), (12,), (stock width,)."""
 
@@ -220,6 +233,19 @@ class GameBatch:
     _tables: dict[str, Array]  # §5's match tables for the rules' choice rule
     _legal: Array | None  # legal-action words, computed when first read after a change
     backend: str = "numpy"  # which engine steps it: see batch_class
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A state array is kept as its declared dtype, C-contiguous and writeable
+        (:func:`fit_array`: a copy where the array given is not; ValueError for a wrong number
+        of axes). The core writes per-seat arrays through flat views (``flat``), and reshaping
+        a strided array would give a copy that silently drops those writes."""
+        field = STATE_FIELDS.get(name)
+        if field is not None:
+            axes = 1 if field.shape == GAME else 2
+            if np.ndim(value) != axes:
+                raise ValueError(f"state array {name} needs {axes} axes, got shape {np.shape(value)}")
+            value = fit_array(value, field.dtype)
+        object.__setattr__(self, name, value)
 
     def __init__(self, rules: Rules, decks: np.ndarray, carry: np.ndarray | int = 0):
         """Deal ``decks`` (``(B, deck_size)``, assumed valid: use :meth:`from_decks` to check)."""

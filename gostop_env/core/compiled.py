@@ -40,7 +40,7 @@ from . import actions as A
 from . import bitboard
 from . import cards as C
 from .actions import Phase
-from .batch import GAME, SEAT, STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, register_backend
+from .batch import SEAT, STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, fit_array, register_backend
 from .bitboard import NIBBLE_LOW
 from .events import BatchEvents, Event
 from .outcomes import Outcome, Result
@@ -1091,19 +1091,6 @@ def kernel_view(array: np.ndarray, shape: str) -> np.ndarray:
     return array.reshape(-1) if shape == SEAT else array
 
 
-def kernel_array(array: Any, dtype: Any) -> np.ndarray:
-    """``array`` (itself where it is one already; else a copy) as the one kind of array of
-    ``dtype`` the kernels are called with: C-contiguous, writeable and aligned. numba types
-    an array by these flags too, and :func:`run_kernel` relies on every call of a kernel
-    passing the same types. (The flags are read here first: ``np.require`` alone costs five
-    times as much where the array is already fit, as it mostly is.)"""
-    if type(array) is np.ndarray and array.dtype == dtype:
-        flags = array.flags
-        if flags.c_contiguous and flags.writeable and flags.aligned:
-            return array
-    return np.require(np.asarray(array), dtype, ("C_CONTIGUOUS", "WRITEABLE", "ALIGNED"))
-
-
 ENTRY_POINTS: dict[Any, Any] = {}
 """Each batch kernel's compiled entry point, found on its first call (:func:`run_kernel`)."""
 
@@ -1115,7 +1102,7 @@ def run_kernel(kernel: Any, *args: Any) -> None:
     some fifty arrays cost ten times the call itself (11 us of a step of one game: as
     much as the rest of the step). Sound because a batch passes the same types on every
     call of a kernel: its state arrays as :meth:`CompiledGameBatch._state` makes them, and
-    arrays it makes itself or passes through :func:`kernel_array` (``tests/test_backends.py``
+    arrays it makes itself or passes through :func:`~gostop_env.core.batch.fit_array` (``tests/test_backends.py``
     checks the calls of batches made every way, from read-only, strided and other-typed
     inputs too, against the types the entry point was compiled for)."""
     entry = ENTRY_POINTS.get(kernel)
@@ -1173,20 +1160,17 @@ class CompiledGameBatch(GameBatch):
             object.__setattr__(self, "_kernel_state", None)
         elif name == "rules":
             object.__setattr__(self, "_rule_arrays", None)
-        object.__setattr__(self, name, value)
+        super().__setattr__(name, value)
 
     def _state(self) -> Any:
-        """The state arrays as one kernel argument, each first made an array of the one type
-        the kernels run on (:func:`kernel_array`; ValueError for a wrong number of axes)."""
+        """The state arrays as one kernel argument. Each was made an array of the one type the
+        kernels run on when it was set (:func:`~gostop_env.core.batch.fit_array`); it is made
+        one again here where a caller has since made it read-only in place."""
         if self._kernel_state is None:
             for name in KERNEL_FIELDS:
-                field, array = STATE_FIELDS[name], getattr(self, name)
-                axes = 1 if field.shape == GAME else 2
-                if np.ndim(array) != axes:
-                    raise ValueError(f"state array {name} needs {axes} axes, got shape {np.shape(array)}")
-                fit = kernel_array(array, field.dtype)
-                if fit is not array:
-                    setattr(self, name, fit)
+                array = getattr(self, name)
+                if fit_array(array, STATE_FIELDS[name].dtype) is not array:
+                    setattr(self, name, array)
             views = (kernel_view(getattr(self, name), STATE_FIELDS[name].shape) for name in KERNEL_FIELDS)
             self._kernel_state = KernelState._make((*views, self.rules.players))
         return self._kernel_state
@@ -1245,7 +1229,7 @@ class CompiledGameBatch(GameBatch):
             self._state(),
             EventArrays(*events.arrays()),
             tables,
-            kernel_array(actions, np.int64),
+            fit_array(actions, np.int64),
             options,
             before,
             after,
@@ -1265,9 +1249,9 @@ class CompiledGameBatch(GameBatch):
             legal = self._legal.copy() if self._legal_shared else self._legal
         columns, starts = _deal_columns(self.rules.players)
         deal = DealArrays(
-            kernel_array(index, np.int64),
-            kernel_array(decks, np.int8),
-            np.full(index.shape, carry, np.int64) if carry.ndim == 0 else kernel_array(carry, np.int64),
+            fit_array(index, np.int64),
+            fit_array(decks, np.int8),
+            np.full(index.shape, carry, np.int64) if carry.ndim == 0 else fit_array(carry, np.int64),
             columns,
             starts,
         )
