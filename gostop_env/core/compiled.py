@@ -1158,9 +1158,11 @@ class CompiledGameBatch(GameBatch):
     def __setattr__(self, name: str, value: Any) -> None:
         if name in STATE_FIELDS:
             object.__setattr__(self, "_kernel_state", None)
-        elif name == "rules":
+            super().__setattr__(name, value)  # the state array made fit
+            return
+        if name == "rules":
             object.__setattr__(self, "_rule_arrays", None)
-        super().__setattr__(name, value)
+        object.__setattr__(self, name, value)
 
     def _state(self) -> Any:
         """The state arrays as one kernel argument. Each was made an array of the one type the
