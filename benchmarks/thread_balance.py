@@ -33,15 +33,12 @@ BLOCK = 20  # steps per block of one kind of ranges
 SETTLE = 10  # steps at the start of each block left untimed
 
 
-def even_bounds(games: int, ranges: int) -> np.ndarray:
-    """The bounds of ``ranges`` even ranges of ``games`` games."""
-    return np.arange(ranges + 1, dtype=np.int64) * games // ranges
-
-
 def compare(rules: Rules, batch_size: int, seconds: float, seed: int) -> dict[str, list[float]]:
     """Random play for about ``seconds``, alternating blocks of even and balanced ranges;
     returns each timed block's step ns/decision (``even``, ``balanced``) and the slowest over
     the fastest range's ticks of each timed even step (``uneven``)."""
+    from gostop_env.core.compiled import even_bounds  # needs numba, which main checks first
+
     rng = np.random.default_rng(seed)
     batch = GameBatch.from_seed(rules, rng, batch_size, backend="numba-parallel")
     decks = _DeckPool(rules, rng, batch_size)

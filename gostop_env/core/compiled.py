@@ -970,6 +970,12 @@ def share(c: int, bounds: Any, n: int) -> tuple[int, int]:
     return n * bounds[c] // games, n * bounds[c + 1] // games
 
 
+def even_bounds(games: int, ranges: int) -> np.ndarray:
+    """The bounds of ``ranges`` even ranges of ``games`` games (range c: games [bounds[c],
+    bounds[c + 1])), where a batch's threads start."""
+    return np.arange(ranges + 1, dtype=np.int64) * games // ranges
+
+
 MIN_SHARE = 4
 """``rebalance`` leaves each range at least 1 / MIN_SHARE of an even share of the games, so
 that a thread held up once still gets games to be timed on."""
@@ -1192,8 +1198,7 @@ class CompiledGameBatch(GameBatch):
         thread steps a game cannot change its result."""
         chunks = self.chunks()
         if self._ranges is None or len(self._ranges[1]) != chunks or self._ranges[0][chunks] != len(self):
-            bounds = np.arange(chunks + 1, dtype=np.int64) * len(self) // chunks
-            self._ranges = bounds, np.zeros(chunks, np.int64)
+            self._ranges = even_bounds(len(self), chunks), np.zeros(chunks, np.int64)
         return self._ranges
 
     def _deal_scratch(self) -> Any:
