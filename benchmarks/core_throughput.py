@@ -19,9 +19,13 @@ the median and the range, since a shared machine's speed varies from run to run.
 table gives each backend at its best batch as a multiple of the backend before it (numba
 against numpy, numba-parallel against numba): the compiled backend's targets, read from one
 run, as the multiple of the two medians and, beside it, the median of the multiples of each
-round.
+round. A third table times the same multiples more closely: one batch per backend, each at
+its best batch, the backends taking turns in short slices (``--slice-seconds``) for
+``--slices`` rounds, so that the two slices of a multiple run within a second of each other
+(a row's runs in the first table come tens of seconds apart); it gives the median multiple
+over the rounds, the quartiles and the range.
 Usage: ``python benchmarks/core_throughput.py [--seconds 3] [--repeats 3] [--batches 1,64,1024,4096,16384,65536]
-[--backends numpy,numba,numba-parallel]``.
+[--backends numpy,numba,numba-parallel] [--slices 12] [--slice-seconds 0.5]``.
 """
 
 from __future__ import annotations
@@ -55,21 +59,57 @@ def run_core(
     rules: Rules, batch_size: int, seconds: float, seed: int = 0, backend: str = "numpy"
 ) -> tuple[float, float]:
     """Random play on the core for about ``seconds``; returns (hands/s, decisions/s)."""
-    rng = np.random.default_rng(seed)
-    batch = GameBatch.from_seed(rules, rng, batch_size, backend=backend)
-    decks = _DeckPool(rules, rng, batch_size)
-    hands = decisions = 0
-    start = time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        for _ in range(20):
-            actions = random_legal_actions(batch.legal_bits, rng, batch.backend)
-            decisions += int(np.count_nonzero(actions >= 0))
-            batch.step(actions)
-            done = np.flatnonzero(batch.done)
-            if done.size:
-                hands += done.size
-                batch.reset_games(done, decks.take(done.size))
-    return hands / elapsed, decisions / elapsed
+    return CoreLoop(rules, batch_size, seed, backend).run(seconds)
+
+
+class CoreLoop:
+    """Random play on one batch of the core that goes on from call to call: the slices table
+    takes turns between backends, each playing on where it stopped."""
+
+    def __init__(self, rules: Rules, batch_size: int, seed: int = 0, backend: str = "numpy"):
+        self.rng = np.random.default_rng(seed)
+        self.batch = GameBatch.from_seed(rules, self.rng, batch_size, backend=backend)
+        self.decks = _DeckPool(rules, self.rng, batch_size)
+
+    def run(self, seconds: float) -> tuple[float, float]:
+        """Play on for about ``seconds`` (in blocks of 20 steps); returns (hands/s, decisions/s)."""
+        hands = decisions = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            for _ in range(20):
+                step_decisions, step_hands = self.step()
+                decisions += step_decisions
+                hands += step_hands
+        return hands / elapsed, decisions / elapsed
+
+    def step(self) -> tuple[int, int]:
+        """One step of random legal play, finished games dealt again; returns (decisions, hands finished)."""
+        batch = self.batch
+        actions = random_legal_actions(batch.legal_bits, self.rng, batch.backend)
+        decisions = int(np.count_nonzero(actions >= 0))
+        batch.step(actions)
+        done = np.flatnonzero(batch.done)
+        if done.size:
+            batch.reset_games(done, self.decks.take(done.size))
+        return decisions, done.size
+
+    def capacities(self, steps: int) -> list[float]:
+        """Play ``steps`` more steps, untimed, and for each, what the threads could do together
+        in units of the fastest: the sum over threads of the fastest one's time per game over
+        its own, from the ticks each thread's range of games took (2.0 where two cores run
+        alike, 1.5 where one takes twice as long). Empty for a batch on one thread, or where
+        the kernels cannot read the CPU's counter."""
+        if not hasattr(self.batch, "_thread_ranges") or self.batch.chunks() < 2:
+            return []
+        bounds, elapsed = self.batch._thread_ranges()
+        found = []
+        for _ in range(steps):
+            timed = bounds.copy()  # the step moves the bounds after it times the ranges
+            self.step()
+            per_game = elapsed / np.maximum(np.diff(timed), 1)
+            if per_game.min() > 0:
+                found.append(float(np.sum(per_game.min() / per_game)))
+        return found
 
 
 class _DeckPool:
@@ -177,12 +217,59 @@ def print_best_batches(best: Best, rounds: Rounds, backends: list[str]) -> None:
             print(f"| {players} | {backend} | {batch} | {rate:,.0f} | {against} | {by_round} |", flush=True)
 
 
+def slices(loops: dict[str, CoreLoop], rounds: int, seconds: float) -> tuple[dict[str, list[float]], ...]:
+    """Decisions/s of each loop in ``rounds`` rounds of slices of about ``seconds``, the loops
+    taking turns within a round (in reverse order every other round, so that a steady drift in
+    the machine's speed falls on each alike), and each loop's capacities of its threads
+    (:meth:`CoreLoop.capacities`; none on one thread) in ``CAPACITY_STEPS`` untimed steps
+    after each of its slices. Each loop first plays 4 slices untimed, so that its games, all dealt at
+    once, spread over the stages of a hand."""
+    for loop in loops.values():
+        loop.run(SETTLE_SLICES * seconds)
+    rates: dict[str, list[float]] = {key: [] for key in loops}
+    capacities: dict[str, list[float]] = {key: [] for key in loops}
+    for turn in range(rounds):
+        for key in list(loops)[:: 1 if turn % 2 == 0 else -1]:
+            rates[key].append(loops[key].run(seconds)[1])
+            capacities[key] += loops[key].capacities(CAPACITY_STEPS)
+    return rates, capacities
+
+
+SETTLE_SLICES = 4
+CAPACITY_STEPS = 3
+
+
+def print_slices(rules: Rules, best: Best, backends: list[str], rounds: int, seconds: float) -> None:
+    """Each backend at its best batch against the one before it, from slices taken in turn
+    (:func:`slices`): the multiple of each round's two slices, which ran within a second of
+    each other, as the median, the quartiles and the range over the rounds; on a row on
+    threads, what the cores could give together in the same stretch (median and range of
+    the capacities): the most that its threads could multiply one thread's speed by, where
+    that thread ran on the fastest core."""
+    players = rules.players
+    loops = {backend: CoreLoop(rules, best[players, backend][1], backend=backend) for backend in backends}
+    rates, capacities = slices(loops, rounds, seconds)
+    for before, backend in zip([None, *backends], backends):
+        against = "-"
+        if before:
+            ratios = np.divide(rates[backend], rates[before])
+            low, q1, median, q3, high = np.percentile(ratios, [0, 25, 50, 75, 100])
+            against = f"{median:.2f}x {before} ({q1:.2f} .. {q3:.2f}; {low:.2f} .. {high:.2f})"
+        found, cores = capacities[backend], "-"
+        if found:
+            cores = f"{statistics.median(found):.2f} ({min(found):.2f} .. {max(found):.2f})"
+        rate, batch = statistics.median(rates[backend]), best[players, backend][1]
+        print(f"| {players} | {backend} | {batch} | {rate:,.0f} | {against} | {cores} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per run (default 3)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per row (default 3)")
     parser.add_argument("--batches", default="1,64,1024,4096,16384,65536")
     parser.add_argument("--backends", default=",".join(available_backends()), help="default: every one installed")
+    parser.add_argument("--slices", type=int, default=12, help="rounds of the slices table (default 12; 0: none)")
+    parser.add_argument("--slice-seconds", type=float, default=0.5, help="time per slice (default 0.5)")
     args = parser.parse_args()
     backends = args.backends.split(",")
     print("| backend | kernels ready in, s |\n|---|---|")
@@ -215,6 +302,12 @@ def main() -> None:
             f"| reference | - | {players} | 1 | {hands:,.0f} | {decisions:,.0f} | {spread} | {peak:.1f} |", flush=True
         )
     print_best_batches(best, rounds, backends)
+    if args.slices > 0:
+        print("\n| players | backend | best batch | decisions/s, median slice", end=" ")
+        print("| against, slice by slice: median (quartiles; range) | threads' capacity, in fastest cores |")
+        print("|---|---|---|---|---|---|")
+        for players in (2, 3):
+            print_slices(Rules(players=players), best, backends, args.slices, args.slice_seconds)
     print("\n| core, 2 players | backend | batch per process | decisions/s, both processes | range |")
     print("|---|---|---|---|---|")
     for backend in (b for b in backends if b != "numba-parallel"):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 import gostop_env
@@ -53,6 +54,61 @@ def test_core_rows_are_run_in_rounds():
     assert throughput.summary(rates["numba"]) == (1.0, 4.0, "2 .. 6")
 
 
+def test_slices_take_turns_after_settling():
+    """The slices table: every loop plays untimed first, then the loops take turns, in
+    reverse order every other round, and each slice's rate, and the capacities found right
+    after it, go to its own loop."""
+    throughput = load_benchmark("core_throughput")
+    calls: list[tuple[str, float]] = []
+
+    class Loop:
+        def __init__(self, key: str):
+            self.key = key
+
+        def run(self, seconds: float) -> tuple[float, float]:
+            calls.append((self.key, seconds))
+            return 0.0, float(len(calls))
+
+        def capacities(self, steps: int) -> list[float]:
+            assert steps == throughput.CAPACITY_STEPS
+            return [len(calls) + 0.5] if self.key == "numba-parallel" else []
+
+    rates, capacities = throughput.slices({key: Loop(key) for key in ("numpy", "numba", "numba-parallel")}, 3, 0.5)
+    settle = throughput.SETTLE_SLICES * 0.5
+    assert calls[:3] == [("numpy", settle), ("numba", settle), ("numba-parallel", settle)]
+    order = ["numpy", "numba", "numba-parallel"]
+    assert calls[3:] == [(key, 0.5) for key in order + order[::-1] + order]
+    assert rates == {"numpy": [4.0, 9.0, 10.0], "numba": [5.0, 8.0, 11.0], "numba-parallel": [6.0, 7.0, 12.0]}
+    assert capacities == {"numpy": [], "numba": [], "numba-parallel": [6.5, 7.5, 12.5]}  # after each of its slices
+
+
+@pytest.mark.skipif("numba-parallel" not in available_backends(), reason='needs numba: pip install "gostop[fast]"')
+def test_capacities_come_from_the_ranges_each_step_timed(monkeypatch: pytest.MonkeyPatch):
+    """A loop on two threads gives, per step, the sum over threads of the fastest one's ticks
+    per game over each one's, from the bounds the step ran on (it moves them after timing);
+    a loop on one thread gives none."""
+    compiled = pytest.importorskip("gostop_env.core.compiled")
+    throughput = load_benchmark("core_throughput")
+    monkeypatch.setattr(compiled.ParallelGameBatch, "chunks", lambda self: 2)
+    loop = throughput.CoreLoop(Rules(), 64, backend="numba-parallel")
+    bounds, elapsed = loop.batch._thread_ranges()
+    timed: list[tuple[np.ndarray, np.ndarray]] = []
+    real_step = loop.batch.step
+
+    def step(actions: np.ndarray) -> object:
+        ran_on = bounds.copy()
+        events = real_step(actions)
+        elapsed[:] = (ran_on[1] - ran_on[0], 3 * (ran_on[2] - ran_on[1]))  # the second thread 3 times slower
+        timed.append((ran_on, elapsed.copy()))
+        bounds[1] = 10 + len(timed)  # as rebalance would move them
+        return events
+
+    monkeypatch.setattr(loop.batch, "step", step)
+    assert loop.capacities(3) == pytest.approx([1 + 1 / 3] * 3)
+    assert [int(ran_on[1]) for ran_on, _ in timed] == [32, 11, 12]
+    assert throughput.CoreLoop(Rules(), 64, backend="numba").capacities(3) == []
+
+
 def test_warm_up_loads_the_threaded_kernels(monkeypatch: pytest.MonkeyPatch):
     """The warm-up runs a batch that numba-parallel spreads over its threads: with a smaller
     one, the threaded kernels would load (or compile) inside the first timed run. (The
@@ -76,14 +132,17 @@ def test_warm_up_loads_the_threaded_kernels(monkeypatch: pytest.MonkeyPatch):
 def test_core_throughput_prints_every_row():
     backends = ",".join(available_backends()[:2])  # numpy, and numba where installed
     out = run_script(
-        "core_throughput.py", "--seconds", "0.05", "--repeats", "2", "--batches", "1,8", "--backends", backends
+        "core_throughput.py",
+        *("--seconds", "0.05", "--repeats", "2", "--batches", "1,8", "--backends", backends),
+        *("--slices", "2", "--slice-seconds", "0.02"),
     )
     rows = [line for line in out.splitlines() if line.startswith("| core |") or line.startswith("| reference |")]
     n = len(available_backends()[:2])
     assert len(rows) == 2 * (2 * n + 1)  # batches 1 and 8 per backend plus the reference engine, 2 and 3 players
     assert all(int(row.split("|")[6].replace(",", "")) > 0 for row in rows)  # decisions/s
     assert out.count("| 2 processes |") == 2 * n
-    best = [line.split("|") for line in out.splitlines() if line.startswith(("| 2 | ", "| 3 | "))]
+    tables = {table.splitlines()[0]: table.splitlines()[2:] for table in out.strip().split("\n\n")}
+    best, by_slice = ([row.split("|") for row in rows] for head, rows in tables.items() if "| best batch |" in head)
     assert [row[2].strip() for row in best] == list(available_backends()[:2]) * 2  # each backend's best batch
     assert all(row[3].strip() in ("1", "8") for row in best)
     against = [row[5].strip() for row in best]  # "-" for numpy, then "<ratio>x numpy" for the compiled backend
@@ -93,6 +152,16 @@ def test_core_throughput_prints_every_row():
     for a in (a for k, a in enumerate(by_round) if k % n):
         median, low, high = map(float, re.fullmatch(r"(\S+)x \((\S+) \.\. (\S+)\)", a).groups())
         assert 0 < low <= median <= high
+    # the slices table: the same backends and best batches; the multiples slice by slice,
+    # "<median>x numpy (<first quartile> .. <third>; <min> .. <max>)"
+    assert [row[1:4] for row in by_slice] == [row[1:4] for row in best]
+    assert all(int(row[4].replace(",", "")) > 0 for row in by_slice)
+    assert all(row[5].strip() == "-" for row in by_slice[::n])
+    for row in (row for k, row in enumerate(by_slice) if k % n):
+        found = re.fullmatch(r"(\S+)x numpy \((\S+) \.\. (\S+); (\S+) \.\. (\S+)\)", row[5].strip())
+        median, q1, q3, low, high = map(float, found.groups())
+        assert 0 < low <= q1 <= median <= q3 <= high
+    assert all(row[6].strip() == "-" for row in by_slice)  # the threads' capacity: no row here runs on threads
 
 
 @pytest.mark.skipif("numba-parallel" not in available_backends(), reason='needs numba: pip install "gostop[fast]"')
