@@ -92,6 +92,28 @@ def test_dealing_again_in_place_matches_the_numpy_core(players):
     assert dealt > 1000
 
 
+@needs_numba
+def test_deals_in_a_batch_large_enough_to_ask_for_cache_lines_ahead():
+    """From ``PREFETCH_FROM`` games on, a deal asks for the rows of the games it deals next
+    before it writes them; the games come out as the NumPy core's (3 players and a joker:
+    the longest rows of every per-seat and events array)."""
+    from gostop_env.core.compiled import PREFETCH_FROM
+
+    rules = Rules.preset("korean", players=3, jokers=1)
+    rng = np.random.default_rng(5)
+    batches = [GameBatch.from_seed(rules, 5, PREFETCH_FROM, backend=b) for b in BACKENDS]
+    dealt = 0
+    for _ in range(40):
+        actions = random_legal_actions(batches[0].legal_bits, rng, "numpy")
+        same_arrays(batches, [b.step(actions) for b in batches])
+        done = np.flatnonzero(batches[0].done)
+        if done.size:
+            fresh, carry = shuffled_decks(rules, rng, done.size), batches[0].next_carry[done]
+            same_arrays(batches, [b.reset_games(done, fresh, carry) for b in batches])
+            dealt += done.size
+    assert dealt > 1000
+
+
 @pytest.mark.parametrize("backend", available_backends())
 @pytest.mark.parametrize("players", (2, 3))
 def test_a_deal_leaves_nothing_of_the_game_before(backend, players):
