@@ -217,13 +217,19 @@ def print_best_batches(best: Best, rounds: Rounds, backends: list[str]) -> None:
             print(f"| {players} | {backend} | {batch} | {rate:,.0f} | {against} | {by_round} |", flush=True)
 
 
-def slices(loops: dict[str, CoreLoop], rounds: int, seconds: float) -> tuple[dict[str, list[float]], ...]:
+SETTLE_SLICES = 4  # untimed slices each loop of the slices table plays first
+CAPACITY_STEPS = 3  # untimed steps after each slice on threads, for the threads' capacity
+
+
+def slices(
+    loops: dict[str, CoreLoop], rounds: int, seconds: float
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Decisions/s of each loop in ``rounds`` rounds of slices of about ``seconds``, the loops
     taking turns within a round (in reverse order every other round, so that a steady drift in
     the machine's speed falls on each alike), and each loop's capacities of its threads
     (:meth:`CoreLoop.capacities`; none on one thread) in ``CAPACITY_STEPS`` untimed steps
-    after each of its slices. Each loop first plays 4 slices untimed, so that its games, all dealt at
-    once, spread over the stages of a hand."""
+    after each of its slices. Each loop first plays ``SETTLE_SLICES`` slices untimed, so that
+    its games, all dealt at once, spread over the stages of a hand."""
     for loop in loops.values():
         loop.run(SETTLE_SLICES * seconds)
     rates: dict[str, list[float]] = {key: [] for key in loops}
@@ -233,10 +239,6 @@ def slices(loops: dict[str, CoreLoop], rounds: int, seconds: float) -> tuple[dic
             rates[key].append(loops[key].run(seconds)[1])
             capacities[key] += loops[key].capacities(CAPACITY_STEPS)
     return rates, capacities
-
-
-SETTLE_SLICES = 4
-CAPACITY_STEPS = 3
 
 
 def print_slices(rules: Rules, best: Best, backends: list[str], rounds: int, seconds: float) -> None:

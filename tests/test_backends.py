@@ -114,6 +114,18 @@ def test_deals_in_a_batch_large_enough_to_ask_for_cache_lines_ahead():
     assert dealt > 1000
 
 
+@needs_numba
+def test_a_deal_asks_ahead_for_every_state_array():
+    """``prefetch_deal`` names each state array, as ``reset_game`` does: one left out would
+    change no result, only be slow, so no other test would see it."""
+    import inspect
+
+    from gostop_env.core.compiled import KERNEL_FIELDS, prefetch_deal
+
+    source = inspect.getsource(prefetch_deal.py_func)
+    assert [name for name in KERNEL_FIELDS if f"_prefetch(s.{name}," not in source] == []
+
+
 @pytest.mark.parametrize("backend", available_backends())
 @pytest.mark.parametrize("players", (2, 3))
 def test_a_deal_leaves_nothing_of_the_game_before(backend, players):
