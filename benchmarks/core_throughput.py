@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
+from gostop_env.core import GameBatch, Phase, ReferenceGame, Rules, random_legal_actions
 from gostop_env.core.batch import available_backends, batch_class
 from gostop_env.core.deck import shuffled_decks
 
@@ -70,6 +70,7 @@ class CoreLoop:
         self.rng = np.random.default_rng(seed)
         self.batch = GameBatch.from_seed(rules, self.rng, batch_size, backend=backend)
         self.decks = _DeckPool(rules, self.rng, batch_size)
+        self.over = int(np.count_nonzero(self.batch.done))  # games over before the next step
 
     def run(self, seconds: float) -> tuple[float, float]:
         """Play on for about ``seconds`` (in blocks of 20 steps); returns (hands/s, decisions/s)."""
@@ -83,14 +84,19 @@ class CoreLoop:
         return hands / elapsed, decisions / elapsed
 
     def step(self) -> tuple[int, int]:
-        """One step of random legal play, finished games dealt again; returns (decisions, hands finished)."""
+        """One step of random legal play, finished games dealt again; returns (decisions, hands finished).
+        Every game not over has a legal action, so the decisions are the games not over
+        before the step: after a deal, those dealt that are over at once (chongtong); that
+        count costs a look at the dealt games, where counting the actions taken was a pass
+        over the batch."""
         batch = self.batch
         actions = random_legal_actions(batch.legal_bits, self.rng, batch.backend)
-        decisions = int(np.count_nonzero(actions >= 0))
+        decisions = len(batch) - self.over
         batch.step(actions)
-        done = np.flatnonzero(batch.done)
+        done = batch.done_games()
         if done.size:
             batch.reset_games(done, self.decks.take(done.size))
+        self.over = int(np.count_nonzero(batch.phase[done] == int(Phase.DONE)))
         return decisions, done.size
 
     def capacities(self, steps: int) -> list[float]:

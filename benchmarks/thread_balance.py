@@ -60,7 +60,7 @@ def compare(rules: Rules, batch_size: int, seconds: float, seed: int) -> dict[st
                 decisions += int(np.count_nonzero(actions >= 0))
                 if kind == "even" and elapsed.min() > 0:
                     result["uneven"].append(elapsed.max() / elapsed.min())
-            done = np.flatnonzero(batch.done)
+            done = batch.done_games()
             if done.size:
                 batch.reset_games(done, decks.take(done.size))
         result[kind].append(spent / max(decisions, 1))

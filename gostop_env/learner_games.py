@@ -184,7 +184,7 @@ class LearnerGames:
         A hand that ends is reported (``done``, reward, info) when the learner moved in it, else
         kept as a skipped hand for the next report; either way a new hand is dealt at once."""
         while True:
-            finished = np.flatnonzero(self.batch.done)
+            finished = self.batch.done_games()
             if finished.size:
                 self._report(finished, done, rewards, infos)
                 self._deal(finished)  # a deal can end at once (chongtong): look again

@@ -15,7 +15,7 @@ import pytest
 from conftest import BACKENDS, needs_numba
 from lockstep import play_lockstep, same_arrays
 
-from gostop_env.core import GameBatch, IllegalActionError, Rules, random_legal_actions
+from gostop_env.core import GameBatch, IllegalActionError, Phase, Rules, random_legal_actions
 from gostop_env.core.batch import BACKEND_VARIABLE, STATE_FIELDS, available_backends, default_backend
 from gostop_env.core.batch import BACKENDS as ALL_BACKENDS
 from gostop_env.core.deck import shuffled_decks
@@ -278,20 +278,25 @@ def test_the_first_illegal_action_is_named_and_nothing_changes(backend):
 @needs_numba
 def test_small_batches_of_numba_parallel_run_on_one_thread(monkeypatch):
     """Below ``parallel_from`` games the threads would cost more than they save: the batch and
-    its action picker take the one-thread loops, from it on numba's threads."""
+    its action picker take the one-thread loops, from it on numba's threads; the picker draws
+    its numbers on the threads from ``kernel_draws_from`` games on."""
     import numba
 
     from gostop_env.core.compiled import PARALLEL, SERIAL, ParallelGameBatch
 
     monkeypatch.setattr(ParallelGameBatch, "parallel_from", 100)
-    small, large = (GameBatch.from_seed(Rules(), 0, n, backend="numba-parallel") for n in (99, 100))
+    monkeypatch.setattr(ParallelGameBatch, "kernel_draws_from", 200)
+    small, large, larger = (GameBatch.from_seed(Rules(), 0, n, backend="numba-parallel") for n in (99, 100, 200))
     assert small.loops() is SERIAL and small.chunks() == 1
     assert large.loops() is PARALLEL and large.chunks() == numba.get_num_threads()
     picked = []
     monkeypatch.setattr("gostop_env.core.compiled.random_actions", lambda bits, draws, loops: picked.append(loops))
-    for batch in (small, large):
+    monkeypatch.setattr(
+        "gostop_env.core.compiled.drawn_actions", lambda bits, rng, loops, chunks: picked.append((loops, chunks))
+    )
+    for batch in (small, large, larger):
         random_legal_actions(batch.legal_bits, np.random.default_rng(0), "numba-parallel")
-    assert picked == [SERIAL, PARALLEL]
+    assert picked == [SERIAL, PARALLEL, (PARALLEL, numba.get_num_threads())]
 
 
 @needs_numba
@@ -379,6 +384,94 @@ def test_compiled_action_picker_picks_what_numpy_picks(players):
         assert all((p == picks[0]).all() for p in picks[1:])
         batch.step(picks[0])
     assert batch.done.any()
+
+
+@needs_numba
+@pytest.mark.parametrize("games", (0, 1, 5, 3001))
+def test_draws_made_in_the_kernel_are_numpys_own(games):
+    """The picker that draws its own numbers (each range of games from the PCG64 state jumped
+    ahead to it) picks what NumPy's draws pick, however many ranges, and leaves the generator
+    as ``Generator.random`` leaves it: its buffered 32-bit draw too, so later draws agree."""
+    from gostop_env.core.compiled import PARALLEL, SERIAL, drawn_actions
+
+    rules = Rules.preset("seed", players=3, jokers=2)
+    batch = GameBatch.from_seed(rules, 8, max(games, 1), backend="numpy")
+    for _ in range(7):  # some games past their first decision, a few over
+        batch.step(random_legal_actions(batch.legal_bits, np.random.default_rng(1), "numpy"))
+    bits = batch.legal_bits[:games]
+    for chunks, loops in ((1, SERIAL), (2, PARALLEL), (3, PARALLEL), (7, PARALLEL)):
+        numpy_rng, kernel_rng = np.random.default_rng(chunks), np.random.default_rng(chunks)
+        for rng in (numpy_rng, kernel_rng):
+            rng.integers(10, dtype=np.int32)  # leaves half a 64-bit draw buffered
+        expected = random_legal_actions(bits, numpy_rng, "numpy")
+        assert (drawn_actions(bits, kernel_rng, loops, chunks) == expected).all()
+        assert kernel_rng.bit_generator.state == numpy_rng.bit_generator.state
+        assert (
+            kernel_rng.integers(1 << 30, size=3, dtype=np.int32).tolist()
+            == numpy_rng.integers(1 << 30, size=3, dtype=np.int32).tolist()
+        )
+
+
+@needs_numba
+@pytest.mark.parametrize("bit_generator", (np.random.Philox, np.random.MT19937, np.random.PCG64DXSM))
+def test_draws_from_other_bit_generators_are_made_by_numpy(bit_generator):
+    """A generator on another bit generator than PCG64 draws through NumPy: the same picks."""
+    from gostop_env.core.compiled import PARALLEL, drawn_actions
+
+    bits = GameBatch.from_seed(Rules(), 2, 3000, backend="numpy").legal_bits
+    numpy_rng, kernel_rng = (np.random.Generator(bit_generator(4)) for _ in range(2))
+    expected = random_legal_actions(bits, numpy_rng, "numpy")
+    assert (drawn_actions(bits, kernel_rng, PARALLEL, 2) == expected).all()
+    assert kernel_rng.random() == numpy_rng.random()
+
+
+@needs_numba
+def test_pcg64_jumps_ahead_as_numpy_advances():
+    """The kernels' jump ahead of a PCG64 state against NumPy's own ``advance``."""
+    from gostop_env.core import pcg64
+
+    for draws in (0, 1, 2, 3, 1000, 65537, 2**40 + 7):
+        bit_generator = np.random.PCG64(draws)
+        words, _ = pcg64.state_words(bit_generator)
+        high, low = pcg64.jump(*words, draws)
+        bit_generator.advance(draws)
+        assert (int(high) << 64 | int(low)) == bit_generator.state["state"]["state"]
+
+
+@needs_numba
+@pytest.mark.parametrize("players", (2, 3))
+def test_threaded_action_picker_picks_what_numpy_picks(players):
+    """At a batch large enough for numba's threads to draw in the kernel: the same picks as
+    the NumPy core's and the one-thread backend's, and the generators left alike."""
+    from gostop_env.core.compiled import KERNEL_DRAWS_FROM
+
+    rules = Rules.preset("seed", players=players, jokers=2)
+    batch = GameBatch.from_seed(rules, 5, KERNEL_DRAWS_FROM + 3, backend="numpy")
+    rngs = {backend: np.random.default_rng(players) for backend in ALL_BACKENDS}
+    for _ in range(30):
+        picks = {backend: random_legal_actions(batch.legal_bits, rng, backend) for backend, rng in rngs.items()}
+        assert all((p == picks["numpy"]).all() for p in picks.values())
+        assert len({str(rng.bit_generator.state) for rng in rngs.values()}) == 1
+        batch.step(picks["numpy"])
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_done_games_lists_the_games_that_are_over(backend, monkeypatch):
+    """``done_games`` is ``np.flatnonzero(done)`` on every backend: none, some and all games
+    over, over uneven thread ranges too (three ranges, the first of one game)."""
+    if backend == "numba-parallel":
+        from gostop_env.core.compiled import ParallelGameBatch
+
+        monkeypatch.setattr(ParallelGameBatch, "parallel_from", 1)
+        monkeypatch.setattr(ParallelGameBatch, "chunks", lambda self: 3)
+    batch = GameBatch.from_seed(Rules(), 6, 300, backend=backend)
+    if backend == "numba-parallel":
+        batch._thread_ranges()[0][:] = [0, 1, 150, 300]
+    over = np.random.default_rng(6).random(300) < 0.3
+    for phase in (np.full(300, int(Phase.PLAY)), np.where(over, int(Phase.DONE), 0), np.full(300, int(Phase.DONE))):
+        batch.phase[:] = phase
+        assert batch.done_games().tolist() == np.flatnonzero(phase == int(Phase.DONE)).tolist()
+    assert batch.select(np.zeros(0, np.int64)).done_games().tolist() == []
 
 
 @needs_numba

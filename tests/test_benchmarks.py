@@ -54,6 +54,27 @@ def test_core_rows_are_run_in_rounds():
     assert throughput.summary(rates["numba"]) == (1.0, 4.0, "2 .. 6")
 
 
+@pytest.mark.parametrize("backend", available_backends())
+def test_core_loop_counts_the_actions_taken(backend: str, monkeypatch: pytest.MonkeyPatch):
+    """The loop's decisions (the games not over before a step) are the actions taken, step
+    after step, with chongtong dealt often (3 players, jokers), and its hands the games
+    that ended."""
+    throughput = load_benchmark("core_throughput")
+    taken: list[int] = []
+    pick = throughput.random_legal_actions
+
+    def counted(*args: object) -> np.ndarray:
+        actions = pick(*args)
+        taken.append(int(np.count_nonzero(actions >= 0)))
+        return actions
+
+    monkeypatch.setattr(throughput, "random_legal_actions", counted)
+    loop = throughput.CoreLoop(Rules.preset("korean", players=3, jokers=2), 300, seed=3, backend=backend)
+    steps = [loop.step() for _ in range(400)]
+    assert [decisions for decisions, _ in steps] == taken
+    assert sum(hands for _, hands in steps) > 300 and min(taken) < 300  # games ended, some at the deal
+
+
 def test_slices_take_turns_after_settling():
     """The slices table: every loop plays untimed first, then the loops take turns, in
     reverse order every other round, and each slice's rate, and the capacities found right
@@ -199,6 +220,31 @@ def test_thread_balance_sets_the_even_blocks_back_to_even_ranges(monkeypatch: py
     assert all(bounds == even for bounds in seen[: balance.BLOCK])
     assert all(bounds != even for bounds in seen[balance.BLOCK :])
     assert len(result["even"]) == len(result["balanced"]) == 1 and min(result["even"] + result["balanced"]) > 0
+
+
+@pytest.mark.skipif("numba-parallel" not in available_backends(), reason='needs numba: pip install "gostop[fast]"')
+def test_loop_parts_prints_each_way_per_batch():
+    """Each way of picking and of listing the finished games, per batch, in microseconds
+    (the script checks that the ways agree at every step)."""
+    out = run_script("loop_parts.py", "--seconds", "0.2", "--batches", "2048,4096")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith(("| 2048 |", "| 4096 |"))]
+    assert [row[0].strip() for row in rows] == ["2048", "4096"]
+    for row in rows:
+        assert len(row) == 6 and all(float(cell.strip().removesuffix(" us")) > 0 for cell in row[1:])
+
+
+@pytest.mark.skipif("numba-parallel" not in available_backends(), reason='needs numba: pip install "gostop[fast]"')
+def test_loop_parts_times_each_way_in_turn_and_refuses_disagreement():
+    """Step k starts with way k (modulo their number), each way's time goes to its own name,
+    and ways that disagree stop the benchmark."""
+    parts = load_benchmark("loop_parts")
+    order: list[int] = []
+    ways = [lambda k=k: order.append(k) or np.arange(3) for k in range(3)]
+    spent = dict.fromkeys("abc", 0)
+    assert parts._timed_in_turn(4, ways, ("a", "b", "c"), spent).tolist() == [0, 1, 2]
+    assert order == [1, 2, 0] and all(spent[name] > 0 for name in "abc")
+    with pytest.raises(AssertionError, match="disagree"):
+        parts._timed_in_turn(0, [lambda: np.arange(3), lambda: np.arange(4)], ("a", "b"), spent)
 
 
 def test_agents_throughput_prints_every_workload_per_backend():

@@ -10,7 +10,8 @@
 - :mod:`.bitboard`: sets of cards as ``uint64`` bitboards, and their helpers.
 - :mod:`.reference`: the one-game reference engine, the executable rule book.
 - :mod:`.batch`: the vectorised core, :class:`GameBatch`, and the choice of backend.
-- :mod:`.compiled`: the compiled backend (numba, the ``fast`` extra), loaded when asked for.
+- :mod:`.compiled`: the compiled backend (numba, the ``fast`` extra), loaded when asked for;
+  :mod:`.pcg64`: NumPy's PCG64 draws made inside its kernels.
 """
 
 from .actions import NUM_ACTIONS, IllegalActionError, Phase, action_name

@@ -304,6 +304,12 @@ class GameBatch:
         action = _select_bit(word, pick - n_low * in_high) + U64(64) * in_high
         return np.where(total > 0, action.astype(np.int64), A.NO_ACTION)
 
+    @classmethod
+    def draw_actions(cls, legal_bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """:func:`random_legal_actions` on this backend: :meth:`pick_actions` with one draw
+        per game, ``rng.random(len(legal_bits))``."""
+        return cls.pick_actions(legal_bits, rng.random(len(legal_bits)))
+
     def _legal_changed(self) -> None:
         """Forget the legal words after a deal: they are found again when next read."""
         self._legal = None
@@ -427,6 +433,11 @@ class GameBatch:
     @property
     def done(self) -> np.ndarray:
         return self.phase == int(Phase.DONE)  # a plain int: comparing with an IntEnum is slower
+
+    def done_games(self) -> np.ndarray:
+        """The indices of the games whose hand is over, in order: ``np.flatnonzero(self.done)``,
+        for dealing them again (:meth:`reset_games`)."""
+        return np.flatnonzero(self.done)
 
     @property
     def next_carry(self) -> np.ndarray:
@@ -1091,7 +1102,7 @@ def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator, backe
     """One uniformly random legal action per game from ``GameBatch.legal_bits``
     (``NO_ACTION`` where none is legal), without building the boolean mask. Every backend
     (``None``: :func:`default_backend`) picks the same actions from the same generator."""
-    return batch_class(backend).pick_actions(legal_bits, rng.random(len(legal_bits)))
+    return batch_class(backend).draw_actions(legal_bits, rng)
 
 
 def _select_bit(word: np.ndarray, rank: np.ndarray) -> np.ndarray:

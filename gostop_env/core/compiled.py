@@ -37,7 +37,7 @@ from llvmlite import binding as llvm_binding
 from llvmlite import ir as llvm_ir
 
 from . import actions as A
-from . import bitboard
+from . import bitboard, pcg64
 from . import cards as C
 from .actions import Phase
 from .batch import SEAT, STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, fit_array, register_backend
@@ -1012,6 +1012,23 @@ def deal_range(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, dealt:
 
 
 @jit
+def list_done(phase: Any, done: Any) -> int:
+    """The games that are over, in order, into ``done`` (as long as the batch); how many. Without
+    a branch a game: each game is written where the next game over goes, and moves that on
+    only if it is over (a branch would be mispredicted at each game over: in random play at
+    batch 65536, 2026-12-05, 61 us against 39). The loop stops at the last game over, so it
+    writes nothing past the games over."""
+    last = phase.size - 1
+    while last >= 0 and phase[last] != DONE:
+        last -= 1
+    entry = U0
+    for i in range(U(last + 1)):
+        done[entry] = i
+        entry += U(phase[i] == DONE)
+    return int(entry)
+
+
+@jit
 def legal_range(s: Any, legal: Any, start: int, stop: int) -> None:
     for i in range(U(start), U(stop)):  # unsigned: see step_range
         legal_words(s, i, legal)
@@ -1119,18 +1136,44 @@ def _deal_games(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, dealt
         deal_range(s, ev, t, d, options, legal, dealt, start, stop)
 
 
+@jit
+def pick(low: Any, high: Any, draw: float) -> int:
+    """The legal action of rank ``int(draw * count)`` among those of the legal words (low,
+    high): ``random_legal_actions``' pick (``NO_ACTION`` where none is legal)."""
+    in_low = popcount(low)
+    total = in_low + popcount(high)
+    if total == 0:
+        return A.NO_ACTION
+    rank = int(draw * total)
+    in_high = rank >= in_low
+    return 64 * in_high + select_bit(high if in_high else low, rank - in_low * in_high)
+
+
+@jit
+def pick_range(legal: Any, generator: Any, actions: Any, start: int, stop: int) -> None:
+    """Games [start, stop) of ``_drawn_actions``, game ``i`` by the generator's ``i``-th
+    draw: from its state jumped ahead to draw ``start``."""
+    high, low = pcg64.jump(generator[0], generator[1], generator[2], generator[3], start)
+    for i in range(start, stop):
+        high, low, draw = pcg64.next_double(high, low, generator[2], generator[3])
+        actions[i] = pick(legal[i, 0], legal[i, 1], draw)
+
+
 def _random_actions(legal: Any, draws: Any, actions: Any) -> None:
-    """``random_legal_actions`` compiled: the legal action of rank ``int(draws[i] * count)``."""
+    """``random_legal_actions`` compiled, from NumPy's ``draws``."""
     for i in numba.prange(actions.size):
-        low, high = legal[i, 0], legal[i, 1]
-        in_low = popcount(low)
-        total = in_low + popcount(high)
-        if total == 0:
-            actions[i] = A.NO_ACTION
-            continue
-        rank = int(draws[i] * total)
-        in_high = rank >= in_low
-        actions[i] = 64 * in_high + select_bit(high if in_high else low, rank - in_low * in_high)
+        actions[i] = pick(legal[i, 0], legal[i, 1], draws[i])
+
+
+def _drawn_actions(legal: Any, generator: Any, actions: Any, chunks: int) -> None:
+    """``random_legal_actions`` compiled, drawing its own numbers from a PCG64's state
+    (``generator``: see :func:`~gostop_env.core.pcg64.state_words`), game ``i`` the ``i``-th
+    draw, as ``Generator.random`` would make them; each of ``chunks`` even ranges of games
+    on its thread. The state after every game's draw is written back into ``generator``."""
+    for c in numba.prange(chunks):
+        start, stop = chunk(c, chunks, actions.size)
+        pick_range(legal, generator, actions, start, stop)
+    generator[0], generator[1] = pcg64.jump(generator[0], generator[1], generator[2], generator[3], actions.size)
 
 
 def _legal_of_all(s: Any, legal: Any, bounds: Any) -> None:
@@ -1143,7 +1186,7 @@ def _loops(parallel: bool) -> dict[str, Any]:
     numba's threads. The parallel copies get names of their own, so the two never share an
     entry of numba's disk cache."""
     loops = {}
-    for f in (_step_games, _deal_games, _legal_of_all, _random_actions):
+    for f in (_step_games, _deal_games, _legal_of_all, _random_actions, _drawn_actions):
         if parallel:
             f = types.FunctionType(f.__code__, f.__globals__, f"{f.__name__}_parallel")
             f.__qualname__ = f.__name__
@@ -1163,12 +1206,40 @@ benchmarks/core_throughput.py --seconds 1 --repeats 2 --batches 1,64,256 --backe
 numba,numba-parallel``, and the docs' table)."""
 
 
+KERNEL_DRAWS_FROM = 16384
+"""The fewest games for which ``numba-parallel``'s picker draws its numbers on the threads
+(:func:`drawn_actions`); below, it takes NumPy's draws, since reading and setting the
+generator's state costs a few microseconds. Random play's picks, 2026-12-05, in three runs
+of ``python benchmarks/loop_parts.py --batches 2048,4096,8192,65536`` (NumPy's draws on
+threads against the kernel's): 13.6 to 14.3 us against 17.4 to 17.5 at 2048, 20.4 to 22.7
+against 22.2 to 25.4 at 4096, 38.4 to 42.3 against 37.0 to 41.5 at 8192, and 269.8 to
+285.3 against 195.9 to 236.1 at 65536 (one thread with NumPy's draws: 349.4 to 357.7)."""
+
+
 def random_actions(legal_bits: np.ndarray, draws: np.ndarray, loops: dict[str, Any] = SERIAL) -> np.ndarray:
     """One legal action per game picked by ``draws`` (uniform in [0, 1)), as
     :func:`~gostop_env.core.batch.random_legal_actions` picks them (with ``loops``: ``SERIAL``
     or ``PARALLEL``)."""
     actions = np.empty(len(legal_bits), np.int64)
     loops["_random_actions"](np.ascontiguousarray(legal_bits), draws, actions)
+    return actions
+
+
+def drawn_actions(legal_bits: np.ndarray, rng: np.random.Generator, loops: dict[str, Any], chunks: int) -> np.ndarray:
+    """:func:`random_actions` with ``rng.random(len(legal_bits))``'s draws, made inside the
+    kernel where ``rng`` runs on NumPy's PCG64 (``numpy.random.default_rng``; other bit
+    generators draw through NumPy): each of ``chunks`` even ranges of games draws its own,
+    on its thread where ``loops`` is ``PARALLEL``. The same actions either way, and ``rng``
+    is left as ``rng.random`` leaves it. (NumPy fills the draws on one thread while the other
+    waits: see :data:`KERNEL_DRAWS_FROM`.)"""
+    bit_generator = rng.bit_generator
+    if type(bit_generator) is not np.random.PCG64:
+        return random_actions(legal_bits, rng.random(len(legal_bits)), loops)
+    actions = np.empty(len(legal_bits), np.int64)
+    with bit_generator.lock:
+        words, state = pcg64.state_words(bit_generator)
+        loops["_drawn_actions"](np.ascontiguousarray(legal_bits), words, actions, chunks)
+        pcg64.set_state(bit_generator, state, words[0], words[1])
     return actions
 
 
@@ -1360,6 +1431,14 @@ class CompiledGameBatch(GameBatch):
             self._legal = legal  # the dealt games' rows rewritten
         return dealt
 
+    def done_games(self) -> np.ndarray:
+        """The games that are over, listed by a kernel (:func:`list_done`), on one thread also
+        for ``numba-parallel`` (spread over two, the list took longer). In random play,
+        2026-12-05: 41 to 44 us at batch 65536 against NumPy's 99 to 105, and 5 us at 4096
+        against 11 to 12."""
+        done = np.empty(len(self), np.int64)
+        return done[: list_done(self._state().phase, done)].copy()
+
     def _legal_changed(self) -> None:
         """Nothing to forget: ``_deal_cards`` rewrote the dealt games' legal words."""
 
@@ -1375,6 +1454,7 @@ class ParallelGameBatch(CompiledGameBatch):
 
     backend = "numba-parallel"
     parallel_from = PARALLEL_FROM
+    kernel_draws_from = KERNEL_DRAWS_FROM
 
     @classmethod
     def loops_for(cls, games: int) -> dict[str, Any]:
@@ -1384,6 +1464,15 @@ class ParallelGameBatch(CompiledGameBatch):
     @staticmethod
     def pick_actions(legal_bits: np.ndarray, draws: np.ndarray) -> np.ndarray:
         return random_actions(legal_bits, draws, ParallelGameBatch.loops_for(len(legal_bits)))
+
+    @classmethod
+    def draw_actions(cls, legal_bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """From ``kernel_draws_from`` games on, the draws made on the threads, each its
+        range's (:func:`drawn_actions`); below, NumPy's, picked from on the threads (from
+        ``parallel_from`` games) or on one."""
+        if len(legal_bits) < cls.kernel_draws_from:
+            return super().draw_actions(legal_bits, rng)
+        return drawn_actions(legal_bits, rng, PARALLEL, int(numba.get_num_threads()))
 
     def loops(self) -> dict[str, Any]:
         return self.loops_for(len(self))
