@@ -1101,7 +1101,8 @@ STATE_FIELDS: dict[str, State] = {
 def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator, backend: str | None = None) -> np.ndarray:
     """One uniformly random legal action per game from ``GameBatch.legal_bits``
     (``NO_ACTION`` where none is legal), without building the boolean mask. Every backend
-    (``None``: :func:`default_backend`) picks the same actions from the same generator."""
+    (``None``: :func:`default_backend`) picks the same actions from the same generator, and
+    leaves the generator as ``rng.random(len(legal_bits))`` leaves it."""
     return batch_class(backend).draw_actions(legal_bits, rng)
 
 
