@@ -1153,9 +1153,10 @@ def pick(low: Any, high: Any, draw: float) -> int:
 def pick_range(legal: Any, generator: Any, actions: Any, start: int, stop: int) -> None:
     """Games [start, stop) of ``_drawn_actions``, game ``i`` by the generator's ``i``-th
     draw: from its state jumped ahead to draw ``start``."""
-    high, low = pcg64.jump(generator[0], generator[1], generator[2], generator[3], start)
+    increment_high, increment_low = generator[2], generator[3]  # read once: stores to actions could alias them
+    high, low = pcg64.jump(generator[0], generator[1], increment_high, increment_low, start)
     for i in range(start, stop):
-        high, low, draw = pcg64.next_double(high, low, generator[2], generator[3])
+        high, low, draw = pcg64.next_double(high, low, increment_high, increment_low)
         actions[i] = pick(legal[i, 0], legal[i, 1], draw)
 
 
