@@ -38,30 +38,25 @@ from gostop_env.core.compiled import (
     PLAY,
     R_TARGET,
     SHAKE_SHIFT,
-    U0,
-    U1,
-    WITHOUT_RUNTIME,
     CompiledGameBatch,
     EventArrays,
     at,
     bit,
     chunk,
     flat_events,
-    inline,
-    jit,
     lowest_bit,
     popcount,
     read_pile,
     step_game,
 )
 from gostop_env.core.events import BatchEvents
+from gostop_env.core.numba_kit import U0, U1, WITHOUT_RUNTIME, U, inline, jit
 from gostop_env.policy import Policy
 
 from .go_stop import AlwaysStop, Threshold
 from .greedy import BOMB_BONUS, CARD_VALUE, EXPOSURE, MONTH_CARDS_BY_VALUE, PASS_VALUE, POINT_VALUE, STEAL_VALUE, Greedy
 from .greedy import MONTH_MASKS as MONTH_MASK
 
-U = np.uint64
 MONTH_BITS = np.array(C.MONTH_BITS, U)
 VALUE_RANK = np.array(
     [MONTH_CARDS_BY_VALUE[c].index(c) if c < C.NUM_MONTH_CARDS else -1 for c in range(C.NUM_CARDS)], np.int64

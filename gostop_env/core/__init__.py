@@ -11,7 +11,8 @@
 - :mod:`.reference`: the one-game reference engine, the executable rule book.
 - :mod:`.batch`: the vectorised core, :class:`GameBatch`, and the choice of backend.
 - :mod:`.compiled`: the compiled backend (numba, the ``fast`` extra), loaded when asked for;
-  :mod:`.pcg64`: NumPy's PCG64 draws made inside its kernels.
+  :mod:`.pcg64`: NumPy's PCG64 draws made inside its kernels; :mod:`.numba_kit`: numba's
+  settings and typed constants both share.
 """
 
 from .actions import NUM_ACTIONS, IllegalActionError, Phase, action_name

@@ -31,7 +31,6 @@ from typing import Any
 
 import numba
 import numba.core.cgutils
-import numba.extending
 import numpy as np
 from llvmlite import binding as llvm_binding
 from llvmlite import ir as llvm_ir
@@ -43,6 +42,7 @@ from .actions import Phase
 from .batch import SEAT, STATE_FIELDS, GameBatch, _dealt_columns, _match_tables, fit_array, register_backend
 from .bitboard import NIBBLE_LOW
 from .events import BatchEvents, Event
+from .numba_kit import U0, U1, WITHOUT_RUNTIME, U, inline, intrinsic, jit
 from .outcomes import Outcome, Result
 from .rules import Rules
 from .scoring import BIT32, BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
@@ -102,9 +102,7 @@ def rule_options(rules: Rules) -> np.ndarray:
 
 
 # ---- constants, typed for numba (uint64 mixed with int64 would become float64) -------------
-U = np.uint64
-U0, U1, U2, U15 = U(0), U(1), U(2), U(15)
-U63 = U(63)
+U2, U15, U63 = U(2), U(15), U(63)
 JOKER_BITS, BRIGHTS, ANIMALS, RIBBONS = U(C.JOKER_BITS), U(C.BRIGHTS), U(C.ANIMALS), U(C.RIBBONS)
 PLAIN_JUNK, VALUE2_JUNK, VALUE3_JUNK = U(C.PLAIN_JUNK), U(C.VALUE2_JUNK), U(C.VALUE3_JUNK)
 RAIN_SHIFT = U(C.RAIN_BRIGHT)
@@ -125,21 +123,8 @@ E_BOMB, E_SHAKE, E_JOKER, E_GO, E_STOP, E_CHONGTONG, E_NAGARI = (int(e) for e in
 # Stages of a turn, as in the NumPy core.
 DECIDE, RESOLVE_H, FLIP, END_TURN, NEXT_TURN, STOP = range(6)
 
-WITHOUT_RUNTIME: dict[str, Any] = {"_nrt": False}
-"""Compile without numba's reference-counting runtime (its ``_nrt`` option): the kernels
-allocate nothing, and counting references to every state array at every call cost more
-than the rules themselves."""
-jit = numba.njit(cache=True, nogil=True, **WITHOUT_RUNTIME)
-"""Scalar helpers: compiled once, inlined by LLVM where it pays."""
-inline = numba.njit(cache=True, nogil=True, inline="always", **WITHOUT_RUNTIME)
-"""Helpers that take the state: inlined into their callers before typing, since a call would
-pass every state array by value (a few hundred words) and cost more than the work it does."""
-
 
 # ---- bit helpers: LLVM's bit-counting intrinsics (one instruction where the CPU has it) ---------
-intrinsic: Any = numba.extending.intrinsic
-"""numba's decorator for functions written in LLVM IR (untyped here: mypy would read the
-typing context argument it passes as one the caller must give)."""
 UINT64_OF_UINT64 = numba.types.uint64(numba.types.uint64)
 
 

@@ -21,23 +21,17 @@ from __future__ import annotations
 from typing import Any
 
 import numba
-import numba.extending
 import numpy as np
 from llvmlite import ir as llvm_ir
 
-U = np.uint64
-U0, U1 = U(0), U(1)
+from .numba_kit import U0, U1, U, intrinsic, jit
+
 MULTIPLIER_HIGH, MULTIPLIER_LOW = U(0x2360ED051FC65DA4), U(0x4385DF649FCCF645)
 """PCG64's multiplier (PCG's default for 128-bit states), high and low words."""
 ROTATION_SHIFT, WORD_MASK = U(58), U(63)
 MANTISSA_SHIFT, DOUBLE_UNIT = U(11), 1.0 / (1 << 53)
 """A double from a draw as NumPy makes it: the draw's top 53 bits, times 2**-53."""
 WORD = (1 << 64) - 1
-
-WITHOUT_RUNTIME: dict[str, Any] = {"_nrt": False}
-"""Compiled without numba's reference-counting runtime, as the kernels that call these are."""
-jit = numba.njit(cache=True, nogil=True, **WITHOUT_RUNTIME)
-intrinsic: Any = numba.extending.intrinsic
 
 
 @intrinsic
