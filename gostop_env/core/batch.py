@@ -53,6 +53,7 @@ from .bitboard import (
 )
 from .deck import DEAL_PACKETS, DEALT, check_seed, decks_from_seeds, shuffled_decks, validate_deck
 from .events import NUM_EVENTS, BatchEvents, Event
+from .indices import game_index, game_indices
 from .outcomes import Outcome, Result
 from .position import Position
 from .rules import MAX_CARRY, Rules, check_carry
@@ -167,19 +168,24 @@ def fit_array(array: Any, dtype: Any) -> np.ndarray:
 
 GAME, SEAT, MONTH, STOCK = "game", "seat", "month", "stock"
 """Shapes of state arrays after the batch axis: (), (players,), (12,), (stock width,)."""
+BOARD = "board"
+"""The values of a bitboard state array: sets of the deck's cards."""
 
 
 @dataclass(frozen=True)
 class State:
     """How one state array of :class:`GameBatch` is declared: its dtype, its shape after the
-    batch axis (``GAME``, ``SEAT``, ``MONTH`` or ``STOCK``), its value before a deal, and what
-    it means. Every field so declared is allocated, reset by a deal, selected, concatenated
-    and cloned together (:data:`STATE_FIELDS`)."""
+    batch axis (``GAME``, ``SEAT``, ``MONTH`` or ``STOCK``), its value before a deal, what
+    it means, and which values it may hold (``values``, a key of :data:`VALUE_RANGES`, or
+    ``BOARD`` for bitboards of the deck's cards). Every field so declared is allocated, reset
+    by a deal, selected, concatenated and cloned together (:data:`STATE_FIELDS`), and an array
+    set from outside is checked against its declaration first (:meth:`GameBatch.__setattr__`)."""
 
     dtype: type
     shape: str
     initial: int
     meaning: str
+    values: str = "count"
 
 
 class GameBatch:
@@ -194,38 +200,44 @@ class GameBatch:
     """
 
     # ---- the state: one declaration per array --------------------------------------------
-    hands: Annotated[Array, State(U64, SEAT, 0, "each seat's hand (bitboard)")]
-    piles: Annotated[Array, State(U64, SEAT, 0, "each seat's capture pile (bitboard)")]
-    revealed: Annotated[Array, State(U64, SEAT, 0, "shaken cards shown to all (a subset of a hand at the shake)")]
-    layout: Annotated[Array, State(U64, GAME, 0, "the layout (bitboard)")]
-    stock: Annotated[Array, State(np.int8, STOCK, -1, "stock card ids, top first, -1 past the end")]
-    stock_pos: Annotated[Array, State(np.int16, GAME, 0, "index in ``stock`` of the next card to flip")]
-    stock_len: Annotated[Array, State(np.int16, GAME, 0, "cards the stock was dealt")]
+    hands: Annotated[Array, State(U64, SEAT, 0, "each seat's hand (bitboard)", BOARD)]
+    piles: Annotated[Array, State(U64, SEAT, 0, "each seat's capture pile (bitboard)", BOARD)]
+    revealed: Annotated[
+        Array, State(U64, SEAT, 0, "shaken cards shown to all (a subset of a hand at the shake)", BOARD)
+    ]
+    layout: Annotated[Array, State(U64, GAME, 0, "the layout (bitboard)", BOARD)]
+    stock: Annotated[Array, State(np.int8, STOCK, -1, "stock card ids, top first, -1 past the end", "card")]
+    stock_pos: Annotated[Array, State(np.int16, GAME, 0, "index in ``stock`` of the next card to flip", "position")]
+    stock_len: Annotated[Array, State(np.int16, GAME, 0, "cards the stock was dealt", "position")]
     shakes: Annotated[Array, State(np.int8, SEAT, 0, "shakes said (§9's 2^shakes)")]
     bombs: Annotated[Array, State(np.int8, SEAT, 0, "bombs played")]
     pass_tokens: Annotated[Array, State(np.int8, SEAT, 0, "pass (flip-only) turns left, two per bomb")]
     gos: Annotated[Array, State(np.int8, SEAT, 0, "gos said")]
     go_scores: Annotated[Array, State(np.int16, SEAT, 0, "score when the seat last said go")]
-    last_go_clock: Annotated[Array, State(np.int16, SEAT, -1, "``clock`` of the seat's last go (-1: none)")]
+    last_go_clock: Annotated[Array, State(np.int16, SEAT, -1, "``clock`` of the seat's last go (-1: none)", "clock")]
     turns: Annotated[Array, State(np.int16, SEAT, 0, "own turns begun (§14.7)")]
     scores: Annotated[Array, State(np.int16, SEAT, 0, "§7 score of each pile")]
-    payments: Annotated[Array, State(np.int64, SEAT, 0, "chips each seat received (+) or paid (-) this hand")]
+    payments: Annotated[Array, State(np.int64, SEAT, 0, "chips each seat received (+) or paid (-) this hand", "chips")]
     clock: Annotated[Array, State(np.int16, GAME, 0, "turns taken by anyone")]
-    seat: Annotated[Array, State(np.int8, GAME, 0, "the seat to move")]
-    phase: Annotated[Array, State(np.int8, GAME, Phase.PLAY, "the decision awaited (:class:`Phase`)")]
-    result: Annotated[Array, State(np.int8, GAME, Result.ONGOING, "how the hand ended (:class:`Result`)")]
-    winner: Annotated[Array, State(np.int8, GAME, -1, "the seat that stopped, or -1")]
-    carry: Annotated[Array, State(np.int16, GAME, 0, "consecutive nagari hands before this one")]
-    stack_owner: Annotated[Array, State(np.int8, MONTH, -1, "seat whose ppuk made the month's stack (-1: none)")]
+    seat: Annotated[Array, State(np.int8, GAME, 0, "the seat to move", "seat")]
+    phase: Annotated[Array, State(np.int8, GAME, Phase.PLAY, "the decision awaited (:class:`Phase`)", "phase")]
+    result: Annotated[Array, State(np.int8, GAME, Result.ONGOING, "how the hand ended (:class:`Result`)", "result")]
+    winner: Annotated[Array, State(np.int8, GAME, -1, "the seat that stopped, or -1", "seat_or_none")]
+    carry: Annotated[Array, State(np.int16, GAME, 0, "consecutive nagari hands before this one", "carry")]
+    stack_owner: Annotated[
+        Array, State(np.int8, MONTH, -1, "seat whose ppuk made the month's stack (-1: none)", "seat_or_none")
+    ]
     stack_turn: Annotated[Array, State(np.int16, MONTH, 0, "that seat's turn number when it did")]
-    candidates: Annotated[Array, State(U64, GAME, 0, "the two layout cards of a pending choice (bitboard)")]
-    taken: Annotated[Array, State(U64, GAME, 0, "cards taken this turn, to the pile at its end")]
+    candidates: Annotated[Array, State(U64, GAME, 0, "the two layout cards of a pending choice (bitboard)", BOARD)]
+    taken: Annotated[Array, State(U64, GAME, 0, "cards taken this turn, to the pile at its end", BOARD)]
     steals: Annotated[Array, State(np.int8, GAME, 0, "junk steals owed at the end of this turn")]
-    h: Annotated[Array, State(np.int8, GAME, -1, "the card from hand being resolved (-1: none)")]
-    h_did: Annotated[Array, State(np.int8, GAME, Outcome.NONE, "what ``h`` did (:class:`Outcome`)")]
-    h_partner: Annotated[Array, State(np.int8, GAME, -1, "the layout card ``h`` paired with (-1: none)")]
-    f: Annotated[Array, State(np.int8, GAME, -1, "the card flipped this turn (-1: none)")]
-    _stage: Annotated[Array, State(np.int8, GAME, DECIDE, "scratch: where a game is in its turn during a step")]
+    h: Annotated[Array, State(np.int8, GAME, -1, "the card from hand being resolved (-1: none)", "card")]
+    h_did: Annotated[Array, State(np.int8, GAME, Outcome.NONE, "what ``h`` did (:class:`Outcome`)", "outcome")]
+    h_partner: Annotated[Array, State(np.int8, GAME, -1, "the layout card ``h`` paired with (-1: none)", "card")]
+    f: Annotated[Array, State(np.int8, GAME, -1, "the card flipped this turn (-1: none)", "card")]
+    _stage: Annotated[
+        Array, State(np.int8, GAME, DECIDE, "scratch: where a game is in its turn during a step", "stage")
+    ]
 
     rules: Rules
     deal_events: BatchEvents  # what the deal did (jokers on the layout, chongtong)
@@ -235,17 +247,36 @@ class GameBatch:
     backend: str = "numpy"  # which engine steps it: see batch_class
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """A state array is kept as its declared dtype, C-contiguous and writeable
-        (:func:`fit_array`: a copy where the array given is not; ValueError for a wrong number
-        of axes). The core writes per-seat arrays through flat views (``flat``), and reshaping
-        a strided array would give a copy that silently drops those writes."""
+        """A state array set from outside must keep its shape and hold integers its
+        declaration allows (ValueError or TypeError naming the array, and nothing changes): the
+        compiled kernels index with them and trust them. It is kept as its declared dtype,
+        C-contiguous and writeable (:func:`fit_array`: a copy where the array given is not).
+        The core writes per-seat arrays through flat views (``flat``), and reshaping a strided
+        array would give a copy that silently drops those writes."""
         field = STATE_FIELDS.get(name)
         if field is not None:
-            axes = 1 if field.shape == GAME else 2
-            if np.ndim(value) != axes:
-                raise ValueError(f"state array {name} needs {axes} axes, got shape {np.shape(value)}")
-            value = fit_array(value, field.dtype)
+            value = self._checked_state(name, field, value)
         object.__setattr__(self, name, value)
+
+    def _checked_state(self, name: str, field: State, value: Any) -> np.ndarray:
+        """``value`` as state array ``name``, once its shape and values are checked."""
+        axes = 1 if field.shape == GAME else 2
+        if np.ndim(value) != axes:
+            raise ValueError(f"state array {name} needs {axes} axes, got shape {np.shape(value)}")
+        current = self.__dict__.get(name)
+        if current is not None and np.shape(value) != current.shape:
+            raise ValueError(f"state array {name} must keep its shape {current.shape}, got {np.shape(value)}")
+        raw = np.asarray(value)
+        if raw.dtype.kind not in "iu":
+            raise TypeError(f"state array {name} holds integers, got {raw.dtype}")
+        width = self.stock.shape[1] if "stock" in self.__dict__ else raw.shape[-1]
+        check_values(name, field, raw, self.rules.players, width)
+        return fit_array(raw, field.dtype)
+
+    def _store(self, name: str, value: np.ndarray) -> None:
+        """Set state array ``name`` of a batch being built from the core's own arrays, which
+        hold valid states (no checks: :meth:`select` builds many small batches)."""
+        object.__setattr__(self, name, fit_array(value, STATE_FIELDS[name].dtype))
 
     def __init__(self, rules: Rules, decks: np.ndarray, carry: np.ndarray | int = 0):
         """Deal ``decks`` (``(B, deck_size)``, assumed valid: use :meth:`from_decks` to check)."""
@@ -259,7 +290,7 @@ class GameBatch:
         self._tables = _match_tables(rules.choice_rule)
         sizes = {GAME: (), SEAT: (rules.players,), MONTH: (12,), STOCK: (stock_width,)}
         for name, field in STATE_FIELDS.items():
-            setattr(self, name, np.full((batch, *sizes[field.shape]), field.initial, field.dtype))
+            self._store(name, np.full((batch, *sizes[field.shape]), field.initial, field.dtype))
         self._legal = None
         self._new_events()
 
@@ -461,11 +492,12 @@ class GameBatch:
 
     def legal_actions(self, i: int) -> list[int]:
         """Legal action ids of game ``i``, ascending."""
-        words = [int(w) for w in self.legal_bits[i]]
+        words = [int(w) for w in self.legal_bits[game_index(i, len(self))]]
         return [a for a in range(A.NUM_ACTIONS) if words[a >> 6] >> (a & 63) & 1]
 
     def snapshot(self, i: int) -> dict[str, Any]:
         """Game ``i``'s state as plain Python values, in the reference engine's format."""
+        i = game_index(i, len(self))
         players = range(self.rules.players)
         pos, length = int(self.stock_pos[i]), int(self.stock_len[i])
         stacks = {
@@ -502,9 +534,14 @@ class GameBatch:
         ``hands`` ``(B, P)`` bitboards and ``stock`` ``(B, S)`` card ids replace the current
         ones. The stock's flipped part (before ``stock_pos``) must not change, and every card
         must still lie in exactly one place (ValueError otherwise)."""
-        hands, stock = np.asarray(hands, U64), np.asarray(stock, np.int8)
-        if hands.shape != self.hands.shape or stock.shape != self.stock.shape:
+        given = {"hands": np.asarray(hands), "stock": np.asarray(stock)}
+        if given["hands"].shape != self.hands.shape or given["stock"].shape != self.stock.shape:
             raise ValueError(f"hands and stock must keep their shapes {self.hands.shape} and {self.stock.shape}")
+        for name, raw in given.items():
+            if raw.size and raw.dtype.kind not in "iu":
+                raise TypeError(f"{name} holds integers, got {raw.dtype}")
+            check_values(name, STATE_FIELDS[name], raw, self.rules.players, self.stock.shape[1])
+        hands, stock = given["hands"].astype(U64), given["stock"].astype(np.int8)
         flipped = np.arange(stock.shape[1]) < self.stock_pos[:, None]
         if (stock[flipped] != self.stock[flipped]).any():
             raise ValueError("the stock's flipped cards cannot change")
@@ -533,11 +570,17 @@ class GameBatch:
         return self.select(np.arange(len(self)))
 
     def select(self, index: np.ndarray | Sequence[int] | slice) -> GameBatch:
-        """A new batch of the chosen games (an index array, boolean mask or slice), copied."""
+        """A new batch of the chosen games, copied: an array of game indices (a game may come
+        more than once), a boolean mask of every game, or a slice."""
+        if not isinstance(index, slice):
+            mask = np.asarray(index)
+            if mask.dtype == bool and mask.shape != (len(self),):
+                raise ValueError(f"a boolean mask of games needs {len(self)} entries, got shape {mask.shape}")
+            index = np.flatnonzero(mask) if mask.dtype == bool else game_indices(mask, len(self))
         new = object.__new__(type(self))
         new.rules, new._tables = self.rules, self._tables
         for name in STATE_FIELDS:
-            setattr(new, name, np.array(getattr(self, name)[index]))
+            new._store(name, np.array(getattr(self, name)[index]))
         new._legal = None
         new._new_events()
         new.deal_events = new._events
@@ -557,7 +600,7 @@ class GameBatch:
             parts = [getattr(b, name) for b in batches]
             if field.shape == STOCK:  # the widest stock; the others padded with -1
                 parts = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in parts]
-            setattr(new, name, np.concatenate(parts))
+            new._store(name, np.concatenate(parts))
         new._new_events()
         new.deal_events = new._events
         return new
@@ -565,14 +608,13 @@ class GameBatch:
     def reset_games(
         self, index: np.ndarray | Sequence[int], decks: np.ndarray, carry: np.ndarray | int = 0
     ) -> BatchEvents:
-        """Deal new hands from ``decks`` into the games at ``index``, in place (auto-reset);
-        returns the deal events of those games, in the order of ``index``. Decks are not
-        checked here: use :func:`~gostop_env.core.deck.validate_deck` for hand-made ones."""
-        index = np.asarray(index, np.int64).reshape(-1)
-        decks = np.asarray(decks, np.int8)
-        if decks.shape != (index.size, self.rules.deck_size):
-            expected = (index.size, self.rules.deck_size)
-            raise ValueError(f"{index.size} games to reset need decks of shape {expected}, got {decks.shape}")
+        """Deal new hands from ``decks`` into the games at ``index`` (each game once), in place
+        (auto-reset); returns the deal events of those games, in the order of ``index``. Card
+        ids must be the rules' (ValueError naming the row otherwise); that each deck is an
+        order of the cards and not a void deal is not checked here:
+        :func:`~gostop_env.core.deck.validate_deck` checks hand-made decks fully."""
+        index = game_indices(index, len(self), unique=True)
+        decks = check_decks(self.rules, decks, index.size)
         return self._deal_into(index, decks, carry)
 
     # ---- taking a step -----------------------------------------------------------------
@@ -1096,6 +1138,65 @@ STATE_FIELDS: dict[str, State] = {
     if isinstance(getattr(hint, "__metadata__", (None,))[0], State)
 }
 """Every state array of :class:`GameBatch`, as declared in its class body."""
+
+DECK_BITS = U64((1 << C.NUM_CARDS) - 1)
+VALUE_RANGES: dict[str, Any] = {
+    "count": lambda players, width: (0, None),
+    "chips": lambda players, width: (None, None),
+    "card": lambda players, width: (-1, C.NUM_CARDS - 1),
+    "position": lambda players, width: (0, width),
+    "clock": lambda players, width: (-1, None),
+    "seat": lambda players, width: (0, players - 1),
+    "seat_or_none": lambda players, width: (-1, players - 1),
+    "phase": lambda players, width: (0, len(Phase) - 1),
+    "result": lambda players, width: (0, len(Result) - 1),
+    "outcome": lambda players, width: (0, len(Outcome) - 1),
+    "stage": lambda players, width: (0, int(STOP)),
+    "carry": lambda players, width: (0, MAX_CARRY),
+}
+"""Lowest and highest value (None: unbounded) a state array of each ``values`` kind may
+hold, given the players and the stock's width."""
+
+
+def check_decks(rules: Rules, decks: Any, games: int) -> np.ndarray:
+    """``decks`` as ``(games, deck_size)`` int8 of card ids of the rules' deck (ValueError
+    naming the first row with another id; TypeError for non-integers). That each row is an
+    order of the deck is not checked here (it costs as much as a deal of the compiled core):
+    :func:`~gostop_env.core.deck.validate_deck` checks that."""
+    raw = np.asarray(decks)
+    expected = (games, rules.deck_size)
+    if raw.shape != expected:
+        raise ValueError(f"{games} games to reset need decks of shape {expected}, got {raw.shape}")
+    if raw.size == 0:
+        return raw.astype(np.int8)
+    if raw.dtype.kind not in "iu":
+        raise TypeError(f"deck card ids are integers, got {raw.dtype}")
+    if raw.min() < 0 or raw.max() >= rules.deck_size:
+        row = int(np.flatnonzero(((raw < 0) | (raw >= rules.deck_size)).any(axis=1))[0])
+        raise ValueError(f"deck {row} holds card ids outside 0..{rules.deck_size - 1}: {raw[row].tolist()}")
+    return raw.astype(np.int8, copy=False)
+
+
+def check_values(name: str, field: State, values: np.ndarray, players: int, width: int) -> None:
+    """ValueError naming ``name`` and the first game at fault unless every entry of
+    ``values`` is one its declaration allows (bitboards: cards of the deck only)."""
+    if values.size == 0:
+        return
+    if field.values == BOARD:
+        bad = (values.astype(U64) & ~DECK_BITS) != 0 if values.dtype.kind == "u" else values < 0
+        if bad.any():
+            game = int(np.argwhere(bad)[0][0])
+            raise ValueError(f"state array {name}: game {game} holds a bit that is no card (0..{C.NUM_CARDS - 1})")
+        return
+    low, high = VALUE_RANGES[field.values](players, width)
+    limits = np.iinfo(field.dtype)  # and never a value its dtype would wrap
+    low = limits.min if low is None else max(low, limits.min)
+    high = limits.max if high is None else min(high, limits.max)
+    bad = (values < low) | (values > high)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        span = f"{low} .. {high}".replace("None", "")
+        raise ValueError(f"state array {name}: game {at[0]} holds {int(values[at])}, outside {span}")
 
 
 def random_legal_actions(legal_bits: np.ndarray, rng: np.random.Generator, backend: str | None = None) -> np.ndarray:

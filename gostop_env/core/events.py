@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .cards import cards_of
+from .indices import game_index, game_indices
 
 
 class Event(IntEnum):
@@ -106,6 +107,7 @@ class BatchEvents:
 
     def rows(self, index: np.ndarray) -> BatchEvents:
         """The events of games ``index`` as a smaller batch."""
+        index = game_indices(index, len(self.payments))
         return BatchEvents(*(np.take(array, index, axis=0) for array in self.arrays()))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -114,6 +116,7 @@ class BatchEvents:
 
     def game(self, i: int) -> Events:
         """Game ``i``'s events as an :class:`Events`."""
+        i = game_index(i, len(self.payments))
         p = self.captured.shape[1]
         return Events(
             p,
