@@ -21,12 +21,19 @@ of the actions after each round. Without options: ``n=64:rounds=8:halving=1:z=2`
 policy by default), e.g. a network: ``search:prior=model:expert``; it takes the rest of the
 name up to ``:rollout=``, which comes last.
 
+Every number in a name has a range (:data:`RANGES`), so a name from an untrusted place (the
+web table, a config) cannot ask for unbounded work: ``n`` 1..4096 samples (1..1024 for the
+ev rule), ``rounds`` 1..64, ``seconds`` above 0 and at most 60, ``z`` 0..1e9, ``halving`` 0
+or 1, ``k`` and ``stock`` 0..50, ``gos`` 0..10, ``margin`` -100..100; a value outside, or
+not finite, is a ValueError.
+
 ``model:NAME_OR_PATH`` is a trained network (:mod:`gostop.agents.learned`): a model folder, or
 the name of a model shipped with the package (``model:ppo``).
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from gostop_env.core import Rules
@@ -63,7 +70,7 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
         if key == "stop":
             rule_kind = value
         elif key in ("k", "gos", "stock", "margin", "n"):
-            rule_params[key] = _integer(key, value)
+            rule_params[key] = _integer("ev n" if key == "n" else key, value)
         else:
             raise ValueError(
                 f"unknown option {key!r} for agent {kind!r}: use stop=<rule> and its k, gos, stock, margin, n"
@@ -140,15 +147,40 @@ DEFAULT_SEARCH = SearchAgent()
 """``search`` without options: SearchAgent's defaults, which its options start from."""
 
 
+RANGES: dict[str, tuple[float, float]] = {
+    "n": (1, 4096),
+    "ev n": (1, 1024),
+    "rounds": (1, 64),
+    "seconds": (1e-3, 60),
+    "z": (0, 1e9),
+    "halving": (0, 1),
+    "k": (0, 50),
+    "stock": (0, 50),
+    "gos": (0, 10),
+    "margin": (-100, 100),
+}
+"""The lowest and highest value of each numeric option of an agent name."""
+
+
+def _in_range(key: str, value: float) -> None:
+    low, high = RANGES[key]
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"option {key.split()[-1]!r} must be {low:g} .. {high:g}, got {value!r}")
+
+
 def _number(key: str, value: str) -> float:
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         raise ValueError(f"option {key!r} needs a number, got {value!r}") from None
+    _in_range(key, number)
+    return number
 
 
 def _integer(key: str, value: str) -> int:
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
-        raise ValueError(f"option {key!r} needs an integer, got {value!r}") from None
+        raise ValueError(f"option {key.split()[-1]!r} needs an integer, got {value!r}") from None
+    _in_range(key, number)
+    return number

@@ -209,7 +209,7 @@ def test_search_options():
     assert make_agent("search:prior=simple").prior.name == "simple"
     with pytest.raises(ValueError, match="search option"):
         make_agent("search:depth=3")
-    for bad, message in (("z=-1", "confidence"), ("rounds=0", "rounds"), ("z=high", "needs a number")):
+    for bad, message in (("z=-1", "'z' must be"), ("rounds=0", "rounds"), ("z=high", "needs a number")):
         with pytest.raises(ValueError, match=message):
             make_agent(f"search:{bad}")
 
@@ -257,3 +257,25 @@ def test_expected_value_go_stop_rule_with_any_card_player():
         make_agent("greedy:stop=ev:k=3")
     with pytest.raises(ValueError, match="belongs to the ev go/stop rule"):
         make_agent("greedy:stop=threshold:n=3")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "search:seconds=inf",
+        "search:seconds=nan",
+        "search:seconds=0",
+        "search:n=3000000",
+        "search:rounds=1000",
+        "search:z=inf",
+        "search:z=-1",
+        "search:halving=2",
+        "greedy:stop=ev:n=100000",
+        "greedy:stop=threshold:margin=1000",
+        "greedy:stop=threshold:k=-1",
+        "search:rollout=greedy:stop=ev:n=9999",
+    ],
+)
+def test_agent_names_carry_bounded_numbers(name):
+    with pytest.raises(ValueError, match="must be"):
+        make_agent(name, Rules.preset("seed", players=2))

@@ -13,13 +13,20 @@ pytest.importorskip("httpx2", reason="Starlette's test client needs httpx2")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from gostop.train.table import MAX_GAMES, create_app  # noqa: E402
+from gostop.train.table import MAX_GAMES, TOKEN_HEADER, create_app  # noqa: E402
 from gostop_env.replay import Replay  # noqa: E402
+
+BASE = "http://127.0.0.1:8000"
+
+
+def page_client(app) -> TestClient:
+    """A client as the table's own page calls it: its address, with its token."""
+    return TestClient(app, base_url=BASE, headers={TOKEN_HEADER: app.state.token})
 
 
 @pytest.fixture
 def client(tmp_path):
-    return TestClient(create_app("greedy", replays=tmp_path))
+    return page_client(create_app("greedy", replays=tmp_path, opponents=("greedy", "random")))
 
 
 def _play_to_the_end(client, body, choose=lambda moves: moves[0]):
@@ -70,7 +77,7 @@ def test_bad_requests_are_refused_and_change_nothing(client):
         (client.post("/api/games", json={"players": 4}), 400, "players"),
         (client.post("/api/games", json={"preset": "vegas"}), 400, "preset"),
         (client.post("/api/games", json={"seat": 2}), 400, "seat"),
-        (client.post("/api/games", json={"opponent": "alpha"}), 400, "unknown agent"),
+        (client.post("/api/games", json={"opponent": "alpha"}), 400, "one of this table's agents"),
         (client.post("/api/games", json={"colour": "red"}), 400, "unknown field"),
         (client.get("/api/cards/50.svg"), 404, "no card"),
     ]
@@ -115,7 +122,7 @@ def test_serve_refuses_an_unknown_default_agent_and_takes_a_three_player_model()
     with pytest.raises(ValueError, match="unknown agent"):
         create_app("alpha")
     pytest.importorskip("sb3_contrib")
-    client = TestClient(create_app("model:expert3"))
+    client = page_client(create_app("model:expert3", opponents=()))
     assert client.post("/api/games", json={"players": 3, "preset": "korean", "seed": 1}).status_code == 201
     refused = client.post("/api/games", json={"seed": 1})  # 2 players, seed rules
     assert refused.status_code == 400 and "trained for 3 players" in refused.json()["error"]
@@ -133,3 +140,115 @@ def test_the_payment_breakdown_multiplies_to_each_share(client):
             assert state["payments"][row["winner"]] in (row["share"], 2 * row["share"])  # 2x: go-bak
             return
     pytest.fail("no hand ended by a stop in 30 hands")
+
+
+# ---- only the table's own page drives it (docs/trust.md) ------------------------------------------
+def test_requests_without_the_pages_token_or_from_another_origin_are_refused(tmp_path):
+    app = create_app("greedy", replays=tmp_path, opponents=("greedy",))
+    own = page_client(app)
+    stranger = TestClient(app, base_url=BASE)  # another site's page: no token
+    assert stranger.post("/api/games", json={"seed": 1}).status_code == 403
+    assert stranger.get("/api/replays").status_code == 403
+    forged = own.post("/api/games", json={"seed": 1}, headers={"Origin": "http://evil.example"})
+    assert forged.status_code == 403 and "own page" in forged.json()["error"]
+    wrong = own.post("/api/games", json={"seed": 1}, headers={TOKEN_HEADER: "guess"})
+    assert wrong.status_code == 403
+    game = own.post("/api/games", json={"seed": 1}, headers={"Origin": BASE})
+    assert game.status_code == 201
+    assert stranger.get(f"/api/games/{game.json()['id']}").status_code == 403
+    assert app.state.token in own.get("/").text  # the page carries the token
+    assert own.get("/api/cards/3.svg").status_code == 200  # pictures need none (loaded by <img>)
+
+
+def test_a_host_header_not_of_this_server_is_refused(tmp_path):
+    app = create_app("greedy", opponents=())
+    rebinding = TestClient(app, base_url="http://attacker.example:8000", headers={TOKEN_HEADER: app.state.token})
+    assert rebinding.get("/").status_code == 400
+    assert rebinding.post("/api/games", json={}).status_code == 400
+    assert TestClient(app, base_url="http://localhost:8000").get("/").status_code == 200
+
+
+def test_game_ids_are_unguessable(client):
+    ids = {client.post("/api/games", json={"seed": s}).json()["id"] for s in range(5)}
+    assert len(ids) == 5 and all(len(i) >= 20 and not i.isdigit() for i in ids)
+
+
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        ({"opponent": 7}, 400, "one of this table's agents"),
+        ({"opponent": "search:seconds=inf"}, 400, "one of this table's agents"),
+        ({"opponent": "search:n=3000000"}, 400, "one of this table's agents"),
+        ({"players": 10**40}, 400, "players"),
+        ({"players": True}, 400, "players"),
+        ({"seed": 10**40}, 400, "seed"),
+        ({"seed": 1.5}, 400, "seed"),
+        ({"preset": ["seed"]}, 400, "preset"),
+    ],
+)
+def test_bad_new_game_bodies_get_a_4xx(client, body, status, words):
+    response = client.post("/api/games", json=body)
+    assert response.status_code == status and words in response.json()["error"], response.json()
+
+
+def test_bodies_are_bounded_as_they_stream_and_deep_nesting_is_a_400(client):
+    assert client.post("/api/games", content=b'{"seed": ' + b"9" * 5000 + b"}").status_code == 400
+    nested = b"[" * 5000 + b"]" * 5000
+    assert client.post("/api/games", content=nested[:9000]).status_code == 400
+    deep = client.post("/api/games", content=b'{"a":' * 3000 + b"1" + b"}" * 3000)
+    assert deep.status_code in (400, 413)
+    big = client.post("/api/games", content=b" " * 20_000)
+    assert big.status_code == 413
+
+    def chunks():
+        for _ in range(100):
+            yield b" " * 1000
+
+    streamed = client.post("/api/games", content=chunks())  # no Content-Length: counted as it comes
+    assert streamed.status_code == 413
+
+
+@pytest.mark.parametrize("name", ["²", "٣", "1e1", "-1", "007"])
+def test_odd_card_names_are_a_404(client, name):
+    assert client.get(f"/api/cards/{name}.svg").status_code == 404
+
+
+def test_replays_are_only_regular_files_inside_the_folder(tmp_path):
+    import os
+
+    folder, outside = tmp_path / "replays", tmp_path / "secret.json"
+    folder.mkdir()
+    outside.write_text("{}")
+    (folder / "link.json").symlink_to(outside)
+    (folder / "zero.json").symlink_to("/dev/zero")
+    os.mkfifo(folder / "pipe.json")
+    app = create_app("greedy", replays=folder, opponents=())
+    client = page_client(app)
+    assert client.get("/api/replays").json() == {"replays": []}
+    for name in ("link.json", "zero.json", "pipe.json"):
+        assert client.get(f"/api/replays/{name}").status_code == 404
+
+
+def test_replay_errors_do_not_show_server_paths(tmp_path):
+    (tmp_path / "bad.json").write_text('{"format": "gostop-replay/1"}')
+    response = page_client(create_app("greedy", replays=tmp_path, opponents=())).get("/api/replays/bad.json")
+    assert response.status_code == 422 and str(tmp_path) not in response.text
+
+
+def test_opponents_stop_at_the_time_budget_and_go_on_when_asked(tmp_path):
+    app = create_app("greedy", opponents=(), time_budget=1e-9)
+    client = page_client(app)
+    state = client.post("/api/games", json={"players": 3, "preset": "korean", "seed": 4, "seat": 2}).json()
+    assert not state["done"] and state["to_move"] == 1 and state["moves"] == []  # seat 0 moved, seat 1 not yet
+    for _ in range(10):  # seat 1's decisions, one a request
+        state = client.get(f"/api/games/{state['id']}").json()
+        if state["to_move"] == 2:
+            break
+    assert state["to_move"] == 2 and state["moves"]
+
+
+def test_the_page_offers_only_listed_opponents_and_serve_checks_its_arguments():
+    with pytest.raises(ValueError, match="unknown agent"):
+        create_app("greedy", opponents=("greedy", "alpha"))
+    with pytest.raises(ValueError, match="time_budget"):
+        create_app("greedy", opponents=(), time_budget=float("inf"))

@@ -65,7 +65,8 @@ def server(tmp_path_factory):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = uvicorn.Config(create_app("greedy", replays), host="127.0.0.1", port=port, log_level="warning")
+    app = create_app("greedy", replays, port=port)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()

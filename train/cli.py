@@ -123,9 +123,17 @@ def _add_play_commands(commands: Any) -> None:
     replay = commands.add_parser("replay", help="print a saved hand turn by turn")
     replay.add_argument("file", help="a replay JSON file (gostop play --save, gostop tournament --replays)")
     serve = commands.add_parser("serve", help="a web table: play agents, watch replays (pip install '.[table]')")
-    serve.add_argument("--port", type=_positive, default=8000, help="port to listen on")
+    serve.add_argument("--port", type=_port, default=8000, help="port to listen on (1..65535)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (only this machine by default)")
     serve.add_argument("--opponent", default="greedy", help="the default agent at new tables")
+    serve.add_argument(
+        "--opponents",
+        default=None,
+        help="comma-separated agents the page may ask for (default: the shipped agents at their own settings)",
+    )
+    serve.add_argument(
+        "--time-budget", type=_seconds, default=10.0, help="seconds of opponents' moves per request (default 10)"
+    )
     serve.add_argument("--replays", default=None, help="a folder of replay files to watch")
     simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed))
     deal.set_defaults(run=lambda a: _deal(_rules(a), a.seed))
@@ -223,6 +231,23 @@ def _integer(text: str, lowest: int, what: str) -> int:
 def _seed(text: str) -> int:
     """A seed: an integer >= 0 (NumPy's generators take no negative seed)."""
     return _integer(text, 0, "a non-negative integer (seeds are >= 0)")
+
+
+def _port(text: str) -> int:
+    port = _integer(text, 1, "a port 1..65535")
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1..65535, got {port}")
+    return port
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (0 < value <= 3600):
+        raise argparse.ArgumentTypeError(f"expected 0 < seconds <= 3600, got {text!r}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -499,7 +524,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.replays is not None and not Path(args.replays).is_dir():
         raise ValueError(f"--replays {args.replays!r} is not a folder")
-    serve(args.host, args.port, args.opponent, args.replays)
+    opponents = None if args.opponents is None else tuple(n.strip() for n in args.opponents.split(",") if n.strip())
+    serve(args.host, args.port, args.opponent, args.replays, opponents, args.time_budget)
     return 0
 
 

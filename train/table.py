@@ -22,10 +22,18 @@ a replay file's fields) and ``breakdown`` (:func:`payment_breakdown`).
 
 Bad requests get a 4xx answer with ``{"error": ...}`` and change nothing: an unknown game or
 replay (404), a body that is not a JSON object or has wrong fields (400), an illegal move
-(409). The server binds to 127.0.0.1 unless told otherwise, keeps at most
-:data:`MAX_GAMES` games in memory (the oldest go first) and reads only the ``.json`` files
-directly inside the replay folder, each checked by :class:`gostop_env.replay.Replay` and
-replayed by the engine before it is shown.
+(409), a body over :data:`MAX_BODY_BYTES` (413, counted as it streams in). The server binds
+to 127.0.0.1 unless told otherwise, keeps at most :data:`MAX_GAMES` games in memory (the
+oldest go first) and reads only regular ``.json`` files inside the replay folder (symlinks
+resolved), each checked by :class:`gostop_env.replay.Replay` and replayed by the engine.
+
+The table trusts only its own page (docs/trust.md): requests must name one of the server's
+own addresses as their Host (so a DNS-rebinding page gets nothing), a state-changing request
+from a browser must come from the table's own origin, and every API call but the card
+pictures carries the token the page was served with (``X-Gostop-Token``), which another
+site's page cannot read. Game ids are random. Opponents come only from the server's list
+(``opponents``), and the opponents' moves after one request stop after ``time_budget``
+seconds (a ``GET`` of the game lets them go on).
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
+import secrets
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -53,6 +64,22 @@ from gostop_env.replay import Replay, describe
 PAGE = Path(__file__).parent / "table_page.html"
 MAX_GAMES = 100
 MAX_BODY_BYTES = 10_000
+MAX_SEED = 2**63
+TOKEN_HEADER = "X-Gostop-Token"
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+DEFAULT_OPPONENTS = (
+    "greedy",
+    "simple",
+    "random",
+    "greedy:stop=ev:n=16",
+    "search",
+    "model:expert_ppo",
+    "model:expert",
+    "model:expert3",
+    "model:ppo",
+)
+"""The agents a table offers unless told otherwise (those that load here: models need the rl extra)."""
+DEFAULT_TIME_BUDGET = 10.0  # seconds of opponents' moves per request
 
 
 class TableError(Exception):
@@ -67,8 +94,8 @@ class TableGame:
     """One hand between a person (``seat``) and agents in the other seats, on a one-game
     batch of the core (as ``gostop play`` runs it)."""
 
-    def __init__(self, rules: Rules, opponent: str, seed: int | None, seat: int):
-        self.rules, self.seat, self.opponent = rules, seat, opponent
+    def __init__(self, rules: Rules, opponent: str, seed: int | None, seat: int, time_budget: float = math.inf):
+        self.rules, self.seat, self.opponent, self.time_budget = rules, seat, opponent, time_budget
         self.rng = np.random.default_rng(None if seed is None else check_seed(seed))
         self.deck = [int(c) for c in shuffled_decks(rules, self.rng, 1)[0]]
         self.batch = batch_class()(rules, np.array([self.deck]))
@@ -101,7 +128,13 @@ class TableGame:
         self._step(action, "you")
         self._opponents_move()
 
+    def opponents_move(self) -> None:
+        """The opponents' moves up to the person's next decision, or until the time budget
+        is spent after a move (the state then shows an opponent to move; calling again goes on)."""
+        self._opponents_move()
+
     def _opponents_move(self) -> None:
+        deadline = time.monotonic() + self.time_budget
         while not self.done and self.to_move != self.seat:
             mover = self.to_move
             policy = self.policies[(mover - self.seat) % self.rules.players - 1]
@@ -109,6 +142,8 @@ class TableGame:
                 policy, self.batch, np.array([0]), self.batch.legal_action_mask(), self.rng, f"seat {mover}"
             )
             self._step(int(action[0]), f"seat {mover}")
+            if time.monotonic() >= deadline:  # at least one move a request: it always goes on
+                return
 
     def _step(self, action: int, who: str) -> None:
         before = int(self.batch.stock_pos[0])
@@ -195,26 +230,43 @@ def _replay_state(replay: Replay, step: int) -> dict[str, Any]:
 
 
 class Tables:
-    """The server's games (at most ``MAX_GAMES``, oldest dropped) and replay folder."""
+    """The server's games (at most ``MAX_GAMES``, oldest dropped), the opponents it offers
+    and its replay folder."""
 
-    def __init__(self, opponent: str = "greedy", replays: str | Path | None = None):
+    def __init__(
+        self,
+        opponent: str = "greedy",
+        replays: str | Path | None = None,
+        opponents: tuple[str, ...] = (),
+        time_budget: float = DEFAULT_TIME_BUDGET,
+    ):
         self.opponent, self.replays = opponent, Path(replays) if replays else None
+        self.opponents = tuple(dict.fromkeys((opponent, *opponents)))
+        self.time_budget = time_budget
         self.games: OrderedDict[str, TableGame] = OrderedDict()
-        self._ids = itertools.count(1)
 
     def new_game(self, body: dict[str, Any]) -> tuple[str, TableGame]:
         known = {"players", "preset", "opponent", "seed", "seat"}
         if set(body) - known:
             raise TableError(400, f"unknown field(s) {sorted(set(body) - known)}; known: {sorted(known)}")
+        opponent = body.get("opponent", self.opponent)
+        if not isinstance(opponent, str) or opponent not in self.opponents:
+            offered = list(self.opponents)
+            raise TableError(400, f"opponent must be one of this table's agents {offered}, got {opponent!r}")
         try:
-            rules = Rules.preset(body.get("preset", "seed"), players=body.get("players", 2))
+            players, preset, seed = body.get("players", 2), body.get("preset", "seed"), body.get("seed")
+            if type(players) is not int or not isinstance(preset, str):
+                raise ValueError(f"players is 2 or 3 and preset a name, got {players!r} and {preset!r}")
+            if seed is not None and (type(seed) is not int or not 0 <= seed < MAX_SEED):
+                raise ValueError(f"seed must be an integer 0..2**63-1, got {seed!r}")
+            rules = Rules.preset(preset, players=players)
             seat = body.get("seat", 0)
             if type(seat) is not int or not 0 <= seat < rules.players:
                 raise ValueError(f"seat must be 0..{rules.players - 1}, got {seat!r}")
-            game = TableGame(rules, body.get("opponent", self.opponent), body.get("seed"), seat)
-        except (TypeError, ValueError) as error:
+            game = TableGame(rules, opponent, seed, seat, self.time_budget)
+        except (TypeError, ValueError, OverflowError) as error:
             raise TableError(400, str(error)) from None
-        key = str(next(self._ids))
+        key = secrets.token_urlsafe(16)
         self.games[key] = game
         while len(self.games) > MAX_GAMES:
             self.games.popitem(last=False)
@@ -226,9 +278,12 @@ class Tables:
         return self.games[key]
 
     def replay_names(self) -> list[str]:
+        """The ``.json`` files in the replay folder that are regular files inside it once
+        symlinks are resolved (a link out of the folder, a pipe or a device is not listed)."""
         if self.replays is None:
             return []
-        return sorted(p.name for p in self.replays.glob("*.json") if p.is_file())
+        folder = self.replays.resolve()
+        return sorted(p.name for p in self.replays.glob("*.json") if _inside(p.resolve(), folder))
 
     def replay(self, name: str) -> Replay:
         if name not in self.replay_names():
@@ -239,13 +294,19 @@ class Tables:
             for _ in replay.play():  # played through: the actions must be legal and the payments agree
                 pass
         except (TypeError, ValueError) as error:
-            raise TableError(422, f"{name} does not replay: {error}") from None
+            message = str(error).replace(str(self.replays.resolve()), "").replace(str(self.replays), "")
+            raise TableError(422, f"{name} does not replay: {message}") from None
         return replay
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (resolved) is a regular file directly inside ``folder``."""
+    return path.parent == folder and path.is_file()
 
 
 def card_svg(name: str) -> str:
     """One card (``"back"`` or an id 0..49) as an SVG document."""
-    if name != "back" and not (name.isdigit() and int(name) < NUM_CARDS):
+    if name != "back" and not (re.fullmatch(r"[0-9]{1,2}", name) and int(name) < NUM_CARDS):
         raise TableError(404, f"no card {name!r}: ids 0..{NUM_CARDS - 1} or 'back'")
     return to_svg(card_picture(None if name == "back" else int(name)))
 
@@ -263,40 +324,96 @@ def _check_agent(name: str) -> None:
     raise errors[0]
 
 
-def create_app(opponent: str = "greedy", replays: str | Path | None = None) -> Any:
-    """The Starlette application (``opponent``: the default agent; ``replays``: a folder)."""
+def offered_opponents(opponent: str, opponents: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The agents a table offers: ``opponents`` (each must name an agent: ValueError), or
+    :data:`DEFAULT_OPPONENTS` that load here; the default ``opponent`` always among them."""
+    _check_agent(opponent)  # an unknown agent fails here, before serving
+    if opponents is None:
+        loadable = []
+        for name in DEFAULT_OPPONENTS:
+            try:
+                _check_agent(name)
+                loadable.append(name)
+            except (ValueError, ImportError):  # a model without the rl extra
+                pass
+        opponents = tuple(loadable)
+    for name in opponents:
+        _check_agent(name)
+    return tuple(dict.fromkeys((opponent, *opponents)))
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """The Host names a table bound to ``host`` answers: the loopback names, and ``host``."""
+    return list(dict.fromkeys([*LOCAL_HOSTS, f"[{LOCAL_HOSTS[2]}]", host.strip("[]")]))
+
+
+def create_app(
+    opponent: str = "greedy",
+    replays: str | Path | None = None,
+    opponents: tuple[str, ...] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+) -> Any:
+    """The Starlette application (``opponent``: the default agent; ``opponents``: every agent
+    it offers; ``replays``: a folder; ``host`` and ``port``: where it is served, which
+    requests must name). ``app.state.token`` is the token its page carries."""
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 
-    _check_agent(opponent)  # an unknown agent fails here, before serving
-    tables = Tables(opponent, replays)
+    if not (math.isfinite(time_budget) and time_budget > 0):
+        raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
+    tables = Tables(opponent, replays, offered_opponents(opponent, opponents), time_budget)
+    token = secrets.token_urlsafe(24)
+    hosts = allowed_hosts(host)
+    origins = {f"http://{h if ':' not in h or h.startswith('[') else f'[{h}]'}:{port}" for h in hosts}
+
+    def check_caller(request: Request) -> None:
+        """403 unless the request carries the page's token and, from a browser, its origin."""
+        origin = request.headers.get("origin")
+        if request.method != "GET" and origin is not None and origin not in origins:
+            raise TableError(403, "requests that change a game come only from the table's own page")
+        if not secrets.compare_digest(request.headers.get(TOKEN_HEADER, ""), token):
+            raise TableError(403, f"missing or wrong {TOKEN_HEADER}: use the table's own page")
 
     async def body_of(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
+        declared = request.headers.get("content-length", "0")
+        if not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
             raise TableError(413, f"request body over {MAX_BODY_BYTES} bytes")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY_BYTES:
+                raise TableError(413, f"request body over {MAX_BODY_BYTES} bytes")
         try:
             body = json.loads(raw or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise TableError(400, f"the body is not JSON: {error}") from None
+        except (ValueError, RecursionError) as error:  # JSONDecodeError, UnicodeDecodeError, huge numbers
+            raise TableError(400, f"the body is not JSON: {str(error)[:100]}") from None
         if not isinstance(body, dict):
             raise TableError(400, "the body must be a JSON object")
         return body
 
     async def page(request: Request) -> Response:
-        return HTMLResponse(PAGE.read_text())
+        return HTMLResponse(PAGE.read_text().replace("{{token}}", token))
 
     async def new_game(request: Request) -> Response:
+        check_caller(request)
         key, game = tables.new_game(await body_of(request))
         return JSONResponse({"id": key, **game.state()}, status_code=201)
 
     async def show_game(request: Request) -> Response:
+        check_caller(request)
         key = request.path_params["key"]
-        return JSONResponse({"id": key, **tables.game(key).state()})
+        game = tables.game(key)
+        game.opponents_move()  # where the last request's time budget ran out
+        return JSONResponse({"id": key, **game.state()})
 
     async def move(request: Request) -> Response:
+        check_caller(request)
         key = request.path_params["key"]
         game, body = tables.game(key), await body_of(request)
         if set(body) != {"action"}:
@@ -305,9 +422,11 @@ def create_app(opponent: str = "greedy", replays: str | Path | None = None) -> A
         return JSONResponse({"id": key, **game.state()})
 
     async def replays_list(request: Request) -> Response:
+        check_caller(request)
         return JSONResponse({"replays": tables.replay_names()})
 
     async def replay_step(request: Request) -> Response:
+        check_caller(request)
         replay = tables.replay(request.path_params["name"])
         try:
             step = int(request.query_params.get("step", "0"))
@@ -324,6 +443,9 @@ def create_app(opponent: str = "greedy", replays: str | Path | None = None) -> A
         assert isinstance(error, TableError)
         return JSONResponse({"error": str(error)}, status_code=error.status)
 
+    async def failed(request: Request, error: Exception) -> Response:
+        return JSONResponse({"error": "the table failed on this request"}, status_code=500)
+
     routes = [
         Route("/", page),
         Route("/api/games", new_game, methods=["POST"]),
@@ -333,12 +455,31 @@ def create_app(opponent: str = "greedy", replays: str | Path | None = None) -> A
         Route("/api/replays/{name}", replay_step),
         Route("/api/cards/{name}.svg", card),
     ]
-    return Starlette(routes=routes, exception_handlers={TableError: refused})
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        exception_handlers={TableError: refused, Exception: failed},
+    )
+    app.state.token = token
+    return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, opponent: str = "greedy", replays: str | None = None) -> None:
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    opponent: str = "greedy",
+    replays: str | None = None,
+    opponents: tuple[str, ...] | None = None,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+) -> None:
     """Run the table until interrupted (``gostop serve``)."""
     import uvicorn
 
+    app = create_app(opponent, replays, opponents, host, port, time_budget)
+    if host not in LOCAL_HOSTS:
+        print(
+            f"warning: serving on {host}, not only this machine: anyone who can reach it can play "
+            "its games and read its replays (docs/trust.md)"
+        )
     print(f"the table is at http://{host}:{port}/  (Ctrl-C stops it)")
-    uvicorn.run(create_app(opponent, replays), host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
