@@ -20,9 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from itertools import permutations
 from pathlib import Path
@@ -32,7 +31,7 @@ import numpy as np
 
 from gostop_env.core import GameBatch, Result, Rules
 from gostop_env.core.deck import shuffled_decks
-from gostop_env.files import writable_folder
+from gostop_env.files import folder_lock, writable_folder
 
 from .decisions import DecisionRecorder
 from .match import play_hands
@@ -215,7 +214,7 @@ def run_tournament(
     if output is None:
         return _run(config, TournamentResults(config), None, "", progress, backend)
     folder = writable_folder(output)
-    with _folder_lock(folder):
+    with folder_lock(folder, LOCK_FILE, "tournament run", TournamentLogError):
         log, key = folder / LOG_FILE, config.key()
         return _run(config, TournamentResults(config, _load_done(log, config, key)), log, key, progress, backend)
 
@@ -239,28 +238,6 @@ def _run(
             with log.open("a") as f:
                 f.write(json.dumps({"key": key, **unit}) + "\n")
     return results
-
-
-@contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """Hold ``folder``'s lock file for the run; refuse if another process holds it. (POSIX
-    ``flock``: released by the system when a run dies, so no stale lock is left behind.)"""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX (Windows): runs are not guarded against each other
-        yield
-        return
-    with (folder / LOCK_FILE).open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise TournamentLogError(
-                f"{folder} is in use by another tournament run; wait for it to finish or choose another folder (--out)"
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _require_ray() -> None:

@@ -7,6 +7,8 @@ no crash on deep nesting or bad encoding, and an object at the top, else ValueEr
 file for appending, create a scratch file in the folder) rather than trusting permission
 bits, and raise ValueError with the reason: a folder where a file is expected, a missing
 parent folder, a read-only or special file system (``/proc``), no permission.
+:func:`folder_lock` keeps a second run out of a folder in use, and :func:`write_json_atomic`
+writes a small state file so that a reader never sees half of it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +79,40 @@ def _make_parents(folder: Path) -> None:
         raise ValueError(f"cannot create the folder {where}: {error.strerror or error}") from None
     if not os.path.isdir(folder):
         raise ValueError(f"{folder} is not a folder")
+
+
+class FolderInUseError(ValueError):
+    """Another process holds the folder's lock: a second run would interleave its files."""
+
+
+@contextmanager
+def folder_lock(
+    folder: str | Path, lock_name: str, what: str, error: type[ValueError] = FolderInUseError
+) -> Iterator[None]:
+    """Hold ``folder/lock_name`` for a run; ``error`` (by default :class:`FolderInUseError`,
+    naming ``what`` runs there) if another process holds it. POSIX ``flock``: released by the system when a run
+    dies, so no stale lock is left behind. Elsewhere runs are not guarded."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX (Windows)
+        yield
+        return
+    with (Path(folder) / lock_name).open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise error(
+                f"{folder} is in use by another {what}; wait for it to finish or choose another folder (--out)"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` through a temporary file renamed over it."""
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(partial, path)

@@ -371,3 +371,29 @@ def test_oracle_critic_reads_hidden_cards_and_its_policy_does_not(tmp_path):
     assert np.allclose(own, logits[0].numpy(), atol=1e-6)
     with torch.no_grad():
         assert not plain.predict_values(obs[:, :OWN_VIEW_INPUTS]).any()  # the critic is not exported
+
+
+def test_a_training_folder_in_use_is_refused_and_its_state_is_written_whole(tmp_path):
+    import fcntl
+
+    from gostop.train.ppo import LOCK_FILE
+    from gostop_env.files import FolderInUseError
+
+    config = smoke(tmp_path)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    with (folder / LOCK_FILE).open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another run or resume holds it
+        with pytest.raises(FolderInUseError, match="in use by another training run"):
+            train(config, progress=False, log=lambda _: None)
+        from gostop.train.cli import main
+
+        (folder / "config.json").write_text("{}")  # looks like a run folder
+        with pytest.raises(SystemExit):  # --overwrite never deletes a folder in use
+            main(["train", "smoke", "--quiet", "--overwrite", "--out", str(folder)])
+        assert (folder / "config.json").exists()
+    train(config, progress=False, log=lambda _: None)
+    assert not list(folder.glob("*.partial"))
+    (folder / "state.json").write_text('{"timesteps": 10, "checkpoint": 3, "snapshots": []}')
+    with pytest.raises(ValueError, match="state.json is damaged: 'checkpoint'"):
+        train(smoke(tmp_path, "ppo.timesteps=2048"), resume=True, progress=False, log=lambda _: None)

@@ -563,10 +563,14 @@ def _convert_model(folder: str) -> int:
 
 def _remove_run(folder: Path) -> None:
     """Delete an earlier training run (only a folder that looks like one)."""
+    from gostop.train.ppo import LOCK_FILE
+    from gostop_env.files import folder_lock
+
     if folder.exists():
         if not (folder / "config.json").exists():
             raise ValueError(f"{folder} is not a training run folder (no config.json); not deleting it")
-        shutil.rmtree(folder)
+        with folder_lock(folder, LOCK_FILE, "training run"):  # never under a run that uses it
+            shutil.rmtree(folder)
 
 
 def _toml_string(text: str) -> str:

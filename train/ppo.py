@@ -42,7 +42,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from gostop.agents.learned import save_model
 from gostop.agents.registry import load_model, make_agent
-from gostop_env.files import writable_folder
+from gostop_env.files import folder_lock, read_json_object, writable_folder, write_json_atomic
 from gostop_env.policy import Policy
 from gostop_env.vec_env import GoStopVecEnv, OpponentPool
 
@@ -53,12 +53,19 @@ Log = Callable[[str], None]
 
 
 def train(config: TrainConfig, resume: bool = False, progress: bool = True, log: Log = print) -> Path:
-    """Run (or resume) the training ``config`` describes; return the run folder."""
+    """Run (or resume) the training ``config`` describes; return the run folder. The folder
+    is locked while the run uses it (a second run or resume on it is refused)."""
     import torch
-    from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(int(os.environ.get("GOSTOP_TORCH_THREADS", "1")))
     out = Path(config.out)
+    with run_lock(out):
+        return _train(config, out, resume, progress, log)
+
+
+def _train(config: TrainConfig, out: Path, resume: bool, progress: bool, log: Log) -> Path:
+    from sb3_contrib import MaskablePPO
+
     state = _start_run(config, out, resume)
     if config.ppo.timesteps == 0:
         return _clone_only(config, out, resume, progress, log)
@@ -93,7 +100,7 @@ def _clone_only(config: TrainConfig, out: Path, resume: bool, progress: bool, lo
     _behaviour_cloning(config, model, out, progress, log)
     folder = save_model(playable_network(model.policy), out / "model", model_meta(config, 0))
     record_evaluation(folder, config, out, 0, log)
-    (out / "state.json").write_text(json.dumps({"timesteps": 0, "checkpoint": None, "snapshots": []}) + "\n")
+    write_json_atomic(out / "state.json", {"timesteps": 0, "checkpoint": None, "snapshots": []})
     return out
 
 
@@ -122,16 +129,42 @@ def _start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
         if saved.exists():
             raise ValueError(f"{out} already holds a run: resume it (--resume) or choose another out folder")
         writable_folder(out)
-        (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+        write_json_atomic(out / "config.json", config.to_dict())
         return {"timesteps": 0, "checkpoint": None, "snapshots": []}
     if not saved.exists():
         raise ValueError(f"nothing to resume in {out} (no state.json)")
-    before = json.loads((out / "config.json").read_text())
+    before = read_json_object(out / "config.json", MAX_STATE_BYTES, "a training run's config")
     now = json.loads(json.dumps(config.to_dict()))
-    before["ppo"].pop("timesteps"), now["ppo"].pop("timesteps")
+    before.get("ppo", {}).pop("timesteps", None), now["ppo"].pop("timesteps")
     if before != now:
         raise ValueError(f"{out} was started with another configuration (only ppo.timesteps may change on resume)")
-    return json.loads(saved.read_text())
+    return read_state(saved)
+
+
+MAX_STATE_BYTES = 1 << 24  # config.json and state.json are small; a larger file is refused unread
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A run's ``state.json``, checked: ValueError naming the file and the fault."""
+    state = read_json_object(path, MAX_STATE_BYTES, "a training run's state")
+    checks = {
+        "timesteps": lambda v: type(v) is int and v >= 0,
+        "checkpoint": lambda v: v is None or isinstance(v, str),
+        "snapshots": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    }
+    for key, valid in checks.items():
+        if key not in state or not valid(state[key]):
+            raise ValueError(f"{path} is damaged: {key!r} is {state.get(key)!r}; start the run again in a new folder")
+    return state
+
+
+def run_lock(out: Path) -> Any:
+    """The lock a training run holds on its folder (a second run or resume on it is refused)."""
+    writable_folder(out)
+    return folder_lock(out, LOCK_FILE, "training run")
+
+
+LOCK_FILE = "run.lock"
 
 
 def _make_pool(config: TrainConfig, state: dict[str, Any]) -> OpponentPool:
@@ -344,7 +377,7 @@ class RunCallback(BaseCallback):
         path.parent.mkdir(exist_ok=True)
         model.save(str(path))
         self.state.update(timesteps=now, checkpoint=str(path))
-        (self.out / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
+        write_json_atomic(self.out / "state.json", self.state)
 
     def finish(self, model: Any) -> None:
         """Checkpoint, export ``model/`` and evaluate it (unless the last evaluation was now)."""
