@@ -292,3 +292,13 @@ def test_env_benchmark_runs_the_aec_envs_in_rounds():
     rates = throughput.aec_rounds({"two": maker("two"), "three": maker("three")}, 0.05, 2)
     assert made == ["two", "three", "two", "three"]
     assert [len(r) for r in rates.values()] == [2, 2] and all(r > 0 for v in rates.values() for r in v)
+
+
+def test_train_throughput_ends_with_the_fast_trainers_multiple():
+    pytest.importorskip("sb3_contrib")
+    out = run_script("train_throughput.py", "--timesteps", "1024", "--hands", "40")
+    last = out.strip().splitlines()[-1]
+    words = last.split()
+    assert last.startswith("fast trainer: ") and words[3] == "steps/s," and words[5] == "MaskablePPO", last
+    assert float(words[2].replace(",", "")) > 0 and float(words[4].rstrip("x")) > 0
+    assert "| scratch recipe" in out and "| MaskablePPO (n_steps 64, 4 epochs) |" in out

@@ -10,8 +10,10 @@
 - ``gostop replay FILE``: print a saved hand turn by turn.
 - ``gostop serve [--port 8000] [--opponent AGENT] [--replays DIR]``: a web table in the
   browser to play agents and watch replays (``pip install ".[table]"``).
-- ``gostop train CONFIG``: behaviour cloning and MaskablePPO league training from a TOML
-  config (``train/configs/``; ``--set ppo.timesteps=100000`` overrides, ``--resume``).
+- ``gostop train CONFIG``: training from a TOML config (``train/configs/``; behaviour
+  cloning, MaskablePPO or the batched trainer; ``--set ppo.timesteps=100000`` overrides,
+  ``--resume``).
+- ``gostop curve RUN [RUN ...] --against AGENT``: learning curves of training runs (CSV, PNG).
 - ``gostop go-stop sweep|values``: go/stop studies (threshold sweeps against a reference
   agent; go and stop values with intervals at every decision of many hands, saved as CSV).
 - ``gostop train-rllib``: masked PPO self-play on Ray RLlib (``pip install ".[rllib]"``).
@@ -146,7 +148,7 @@ def _add_play_commands(commands: Any) -> None:
 
 def _add_training_commands(commands: Any) -> None:
     """train, train-rllib, convert-model."""
-    train = commands.add_parser("train", help="train an agent (behaviour cloning + MaskablePPO league)")
+    train = commands.add_parser("train", help="train an agent (behaviour cloning, MaskablePPO or batched PPO)")
     train.add_argument("config", help="a TOML config file, or a shipped config's name (e.g. quick)")
     train.add_argument(
         "--set",
@@ -173,6 +175,12 @@ def _add_training_commands(commands: Any) -> None:
         default=200,
         help="duplicate deals against greedy after each iteration (0: none)",
     )
+    curve = commands.add_parser("curve", help="learning curves of training runs against one agent (CSV and PNG)")
+    curve.add_argument("runs", nargs="+", help="training run folders")
+    curve.add_argument("--against", required=True, help="the evaluation opponent, as named in eval.against")
+    curve.add_argument("--labels", default=None, help="comma-separated names of the runs in the figure")
+    curve.add_argument("--out", default="curves", help="folder for curve.csv and curve.png")
+    curve.set_defaults(run=_curve)
     convert = commands.add_parser(
         "convert-model", help="convert a trusted old-format model folder (policy.pth) to policy.safetensors"
     )
@@ -419,7 +427,6 @@ def _play(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from gostop.train.config import TrainConfig
-    from gostop.train.ppo import train
 
     overrides = args.set + ([f"out={_toml_string(args.out)}"] if args.out else [])
     config = TrainConfig.load(args.config, overrides)
@@ -430,6 +437,10 @@ def _train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from tqdm import tqdm
 
+    if config.trainer == "batched":
+        from gostop.train.batched import train_batched as train
+    else:
+        from gostop.train.ppo import train
     out = train(config, resume=args.resume, progress=not args.quiet, log=tqdm.write)  # lines above the bars
     logs = f", TensorBoard logs in {out / 'tb'}" if (out / "tb").exists() else ""
     print(
@@ -558,6 +569,15 @@ def _convert_model(folder: str) -> int:
 
     out = convert_pickled_model(folder)
     print(f"converted {out}: it now loads from policy.safetensors (policy.pth is no longer read; delete it)")
+    return 0
+
+
+def _curve(args: argparse.Namespace) -> int:
+    from gostop.train.curves import write_curves
+
+    labels = [] if args.labels is None else [label.strip() for label in args.labels.split(",")]
+    for path in write_curves(args.runs, args.against, args.out, labels):
+        print(f"wrote {path}")
     return 0
 
 

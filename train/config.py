@@ -32,6 +32,8 @@ from gostop_env.encodings import ENCODINGS
 
 SHIPPED_CONFIGS = Path(__file__).parent / "configs"
 KINDS = ("ppo", "go_stop")
+TRAINERS = ("sb3", "batched")  # MaskablePPO on the vector env, or the batched trainer (train.batched)
+PRECISIONS = ("float32", "bfloat16")  # how the batched trainer's layers multiply
 CRITICS = ("own", "oracle")  # what the value network reads (see train.asymmetric)
 
 
@@ -69,6 +71,7 @@ class PPOConfig:
     critic: str = "own"  # what the value network reads: "own" (the policy's view) or "oracle" (every card)
     init: str | None = None  # start from this model (a name or folder) instead of [bc] or random weights
     value_warmup: int = 0  # the first timesteps train the value network only (the policy is held)
+    precision: str = "float32"  # or "bfloat16": the batched trainer's layers multiply in bfloat16
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class OpponentsConfig:
     snapshot_every: int = 0  # timesteps between snapshots added to the pool; 0: none
     snapshot_weight: float = 1.0  # sampling weight of each snapshot
     max_snapshots: int = 5  # the oldest snapshot leaves the pool beyond this
+    self_play: float = 0.0  # sampling weight of the live learner itself in other seats (batched trainer only)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class TrainConfig:
     """A whole training run (see the module docstring)."""
 
     kind: str = "ppo"
+    trainer: str = "sb3"
     out: str = "runs/ppo"
     seed: int = 0
     players: int = 2
@@ -117,6 +122,7 @@ class TrainConfig:
             raise ValueError(f"encoding must be one of {sorted(ENCODINGS)}, got {self.encoding!r}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        self._check_trainer()
         if self.ppo.reward not in ("chips", "win"):
             raise ValueError(f"ppo.reward must be 'chips' or 'win', got {self.ppo.reward!r}")
         if self.kind == "go_stop" and self.encoding != "vector":
@@ -142,6 +148,24 @@ class TrainConfig:
         if not self.opponents.pool or sum(self.opponents.pool.values()) <= 0:
             raise ValueError("opponents.pool needs at least one agent, with weights >= 0 and a positive sum")
         self._check_agents()
+
+    def _check_trainer(self) -> None:
+        """The batched trainer trains card-play policies with the policy's own critic."""
+        if self.trainer not in TRAINERS:
+            raise ValueError(f"trainer must be one of {TRAINERS}, got {self.trainer!r}")
+        if self.ppo.precision not in PRECISIONS:
+            raise ValueError(f"ppo.precision must be one of {PRECISIONS}, got {self.ppo.precision!r}")
+        if self.trainer == "sb3" and self.ppo.precision != "float32":
+            raise ValueError("ppo.precision = 'bfloat16' needs trainer = 'batched'")
+        if self.trainer == "sb3" and self.opponents.self_play > 0:
+            raise ValueError("opponents.self_play needs trainer = 'batched' (MaskablePPO's env seats one learner)")
+        if self.trainer == "batched":
+            if self.kind != "ppo":
+                raise ValueError("trainer = 'batched' trains kind = 'ppo' (card play and go/stop), not 'go_stop'")
+            if self.ppo.critic != "own":
+                raise ValueError("trainer = 'batched' has no oracle critic yet: use ppo.critic = 'own'")
+            if self.ppo.value_warmup:
+                raise ValueError("trainer = 'batched' has no value warm-up yet: leave out ppo.value_warmup")
 
     def _check_critic_and_start(self) -> None:
         if self.ppo.critic not in CRITICS:
@@ -261,6 +285,7 @@ LIMITS: dict[str, tuple[float | None, float | None]] = {
     "opponents.snapshot_every": (0, None),
     "opponents.snapshot_weight": (0, None),
     "opponents.max_snapshots": (1, None),
+    "opponents.self_play": (0, None),
     "eval.every": (0, None),
     "eval.deals": (1, None),
 }
