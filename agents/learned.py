@@ -52,6 +52,7 @@ SHIPPED_MODELS = Path(__file__).parent / "models"
 ACTIVATIONS = ("tanh", "relu")
 DECIDES = ("all", "go_stop")
 HEADER_KEYS = ("encoding", "players", "decides")  # repeated in the weights' header
+NETWORK_KEYS = {"inputs", "actions", "pi", "vf", "activation"}
 MAX_META_BYTES = 1 << 20  # model.json is small; a larger file is refused unread
 
 
@@ -150,9 +151,12 @@ def check_meta(meta: dict[str, Any], where: str = "model.json") -> None:
         _require(meta, "card_player", where, lambda v: isinstance(v, str) and v.strip() != "", "an agent name")
     _require(meta, "network", where, lambda v: isinstance(v, dict), "a table describing the network")
     network, where = meta["network"], f"{where}: network"
+    unknown = sorted(set(network) - NETWORK_KEYS)
+    if unknown:
+        raise ModelError(f"{where}: unknown key(s) {unknown}; known: {sorted(NETWORK_KEYS)}")
     widths = "a list of 1 to 8 layer widths 1..4096"
     _require(network, "inputs", where, lambda v: type(v) is int and v > 0, "a positive integer")
-    _require(network, "actions", where, lambda v: v == NUM_ACTIONS, str(NUM_ACTIONS))
+    _require(network, "actions", where, lambda v: type(v) is int and v == NUM_ACTIONS, str(NUM_ACTIONS))
     _require(network, "pi", where, _layer_widths, widths)
     _require(network, "vf", where, _layer_widths, widths)
     _require(network, "activation", where, lambda v: v in ACTIVATIONS, f"one of {list(ACTIVATIONS)}")
@@ -244,6 +248,7 @@ def _load_network(path: str, version: tuple[int, int, int], meta_json: str) -> A
                     f"({_shape_difference(shapes, expected)})"
                 )
             state = {k: weights.get_tensor(k) for k in expected}
+            _check_values(path, state)
     except SafetensorError as error:
         raise ModelError(f"{path} is not a safetensors file: {error}") from None
     for key in HEADER_KEYS:
@@ -254,6 +259,18 @@ def _load_network(path: str, version: tuple[int, int, int], meta_json: str) -> A
     network.load_state_dict(state, strict=True)
     network.set_training_mode(False)
     return network
+
+
+def _check_values(path: str, state: dict[str, Any]) -> None:
+    """ModelError unless every tensor is floating point and finite (an int32, bool, NaN or
+    infinite weight would load silently and play nonsense)."""
+    import torch
+
+    for key, tensor in state.items():
+        if not torch.is_floating_point(tensor):
+            raise ModelError(f"{path}: weight {key} is {tensor.dtype}, not floating point")
+        if not bool(torch.isfinite(tensor).all()):
+            raise ModelError(f"{path}: weight {key} holds NaN or infinite values")
 
 
 def _empty_network(meta: dict[str, Any]) -> Any:
@@ -310,6 +327,7 @@ def save_model(network: Any, folder: str | Path, meta: dict[str, Any]) -> Path:
     check_meta(meta, "model metadata")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    meta = _card_player_from(folder, meta)
     partial = folder / (WEIGHTS_FILE + ".partial")
     state = {k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}
     partial.write_bytes(_sorted_metadata(save(state, metadata={k: str(meta[k]) for k in HEADER_KEYS})))
@@ -366,6 +384,7 @@ def card_player_model(meta: dict[str, Any], folder: Path, within: tuple[Path, ..
     kind, _, target = meta["card_player"].strip().partition(":")
     if kind != "model":
         return None
+    target = _beside(folder, target)
     chain = (*within, folder)
     if model_folder(target).resolve() in chain:
         raise ModelError(
@@ -373,6 +392,26 @@ def card_player_model(meta: dict[str, Any], folder: Path, within: tuple[Path, ..
             f"{' -> '.join(str(p) for p in chain)}"
         )
     return target
+
+
+def _card_player_from(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with a card player named as a model path relative to the working folder
+    rewritten relative to ``folder`` (where :func:`card_player_model` reads it from)."""
+    kind, _, target = str(meta.get("card_player", "")).strip().partition(":")
+    if meta["decides"] != "go_stop" or kind != "model" or Path(target).is_absolute():
+        return meta
+    if not (Path(target) / META_FILE).is_file():  # a shipped model's name
+        return meta
+    return {**meta, "card_player": f"model:{os.path.relpath(Path(target).resolve(), folder.resolve())}"}
+
+
+def _beside(folder: Path, target: str) -> str:
+    """A card player's model path as ``model.json`` names it: absolute, relative to the
+    go/stop model's own folder, or else a shipped model's name (never the working folder)."""
+    path = Path(target)
+    if path.is_absolute() or (SHIPPED_MODELS / target / META_FILE).is_file() and not (folder / path).exists():
+        return target
+    return str(folder / path)
 
 
 def convert_pickled_model(folder: str | Path) -> Path:

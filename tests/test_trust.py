@@ -362,6 +362,8 @@ sb3 = pytest.importorskip("sb3_contrib")
 from gostop.agents.learned import ModelError, model_fingerprint, read_meta, save_model  # noqa: E402
 from gostop.agents.registry import load_model, make_agent  # noqa: E402
 
+torch = pytest.importorskip("torch")
+
 
 def _network(width: int = 8):
     from gostop.agents.learned import _empty_network
@@ -516,3 +518,56 @@ def test_saving_one_network_twice_gives_the_same_bytes(tmp_path):
         shutil.copy(shipped, copy)
         stable_header(copy)
         assert copy.read_bytes() == shipped.read_bytes(), f"{shipped} was not saved with a stable header"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda t: t.to(torch.int32), "not floating point"),
+        (lambda t: t > 0, "not floating point"),
+        (lambda t: t.clone().fill_(float("nan")), "NaN or infinite"),
+        (lambda t: t.clone().fill_(float("inf")), "NaN or infinite"),
+    ],
+)
+def test_weights_of_another_dtype_or_not_finite_are_refused(model, change, message):
+    from safetensors.torch import load_file, save_file
+
+    path = model / "policy.safetensors"
+    state = load_file(path)
+    key = sorted(state)[0]
+    with open(path, "rb") as f:  # keep the header's metadata (encoding, players, decides)
+        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+    save_file({**state, key: change(state[key])}, str(path), metadata=header["__metadata__"])
+    with pytest.raises(ModelError, match=message):
+        load_model(str(model))
+
+
+@pytest.mark.parametrize(
+    "network, message",
+    [
+        ({"inputs": 571, "actions": 125.0, "pi": [8], "vf": [8], "activation": "tanh"}, "'actions' must be 125"),
+        ({"inputs": 571, "actions": 125, "pi": [8], "vf": [8], "activation": "tanh", "dropout": 0.5}, "unknown key"),
+        ({"inputs": 571.0, "actions": 125, "pi": [8], "vf": [8], "activation": "tanh"}, "'inputs' must be"),
+        ({"inputs": 571, "actions": 125, "pi": [8.0], "vf": [8], "activation": "tanh"}, "'pi' must be"),
+    ],
+)
+def test_the_network_entry_takes_known_keys_and_integer_sizes(model, network, message):
+    _edit(model, network=network)
+    with pytest.raises(ModelError, match=message):
+        load_model(str(model))
+
+
+def test_a_relative_card_player_resolves_against_the_model_folder(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    save_model(_network(), models / "cards", META)
+    monkeypatch.chdir(models)
+    composite = save_model(_network(), models / "go", {**META, "decides": "go_stop", "card_player": "model:cards"})
+    assert json.loads((composite / "model.json").read_text())["card_player"] == "model:../cards"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    save_model(_network(8), elsewhere / "cards", {**META})  # a decoy beside the working folder
+    agent = load_model(str(composite))
+    assert agent.card_player.name == f"model:{models / 'go' / '..' / 'cards'}"
+    _edit(composite, card_player="model:ppo")  # a shipped model's name still names it
+    assert load_model(str(composite)).card_player.name == "model:ppo"
