@@ -30,6 +30,7 @@ from .core import NUM_ACTIONS, GameBatch, IllegalActionError, Phase, Rules, batc
 from .core.actions import integer_action
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
+from .env_options import finite_number, flag, reset_options
 from .policy import Policy, decide, opponent_policies
 from .render import RENDER_MODES, check_render_mode, render_frame, render_table, unsupported_render
 
@@ -59,33 +60,44 @@ class GoStopEnv(gymnasium.Env):
         self.render_mode = check_render_mode(render_mode)
         self.encoding, self.learner_seat = encoding, learner_seat
         self.opponents = opponent_policies(opponents, players)
-        self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
+        self.nagari_carry = flag("nagari_carry", nagari_carry)
+        self.reward_scale = finite_number("reward_scale", reward_scale)
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
-        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
+        self.illegal_action, self.illegal_reward = illegal_action, finite_number("illegal_reward", illegal_reward)
         self.observation_space = gymnasium.spaces.Box(0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._rng, self._carry, self.seat, self._hand_over = np.random.default_rng(), 0, 0, True
         self.batch: GameBatch | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Deal a new hand and play the opponents up to the learner's first decision.
+        ``options``: ``{"deck": [...]}`` deals that deck order (top card first; checked),
+        ``{"carry": n}`` sets the nagari carry (:mod:`gostop_env.env_options`)."""
         if seed is not None:
             seed = check_seed(seed)
+        asked = reset_options(options)
         super().reset(seed=seed)
         if seed is not None:
             self._rng, self._carry = np.random.default_rng(seed), 0
+        if asked.carry is not None:
+            self._carry = asked.carry
         skipped = []
         while True:
             self.seat = (
                 int(self._rng.integers(self.rules.players)) if self.learner_seat == "random" else int(self.learner_seat)
             )
-            self.batch = batch_class()(
-                self.rules, shuffled_decks(self.rules, self._rng, 1), carry=self._carry if self.nagari_carry else 0
-            )
+            carry = self._carry if self.nagari_carry else 0
+            if asked.deck is None:
+                self.batch = batch_class()(self.rules, shuffled_decks(self.rules, self._rng, 1), carry=carry)
+            else:
+                self.batch = batch_class().from_decks(self.rules, [asked.deck], carry)  # checked: ValueError why
             self._play_opponents()
             if not self.batch.done[0]:
                 self._hand_over = False
                 break
+            if asked.deck is not None:
+                raise ValueError("the given deck's hand ends before the learner's first decision")
             skipped.append(float(self.batch.payments[0, self.seat]) * self.reward_scale)
             self._end_hand()
         return self._observation(), self._info(skipped_hands=skipped)

@@ -27,6 +27,7 @@ from .core import NUM_ACTIONS, GameBatch, Phase, Rules
 from .core.actions import integer_actions
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
+from .env_options import finite_number, flag
 from .policy import Policy, check_actions, decide, opponent_policies
 
 REWARDS = ("chips", "win")
@@ -107,7 +108,8 @@ class LearnerGames:
         self.opponents = (
             opponents.policies if isinstance(opponents, OpponentPool) else opponent_policies(opponents, players)
         )
-        self.nagari_carry, self.reward_scale = nagari_carry, float(reward_scale)
+        self.nagari_carry = flag("nagari_carry", nagari_carry)
+        self.reward_scale = finite_number("reward_scale", reward_scale)
         self.num_envs = num_envs
         self.single_observation_space = gymnasium.spaces.Box(
             0.0, OBSERVATION_HIGH, encoding_shape(encoding), np.float32

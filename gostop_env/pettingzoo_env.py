@@ -20,8 +20,9 @@ Options:
     reward_scale: rewards are chips × this (default 1). render_mode: ``"ansi"``, ``"human"`` or
     ``"rgb_array"`` (an image of the table, :mod:`gostop_env.drawing`).
 
-An action is an integer id (Python or NumPy); anything else (a float, a string) is a
-TypeError in either mode, never rounded.
+An action is an integer id (Python or NumPy); anything else (a float, a string, or None for
+an agent that is to move) is a TypeError in either mode, never rounded. ``reset(options=...)``
+takes ``{"deck": [...]}`` and ``{"carry": n}`` (:mod:`gostop_env.env_options`).
 
 Every agent's ``info`` has the same keys, with arrays of fixed shape, at every step of a
 hand (so that clients which stack infos, such as Tianshou's collectors, can store them):
@@ -55,8 +56,8 @@ from .core import NUM_ACTIONS, Events, IllegalActionError, Phase, ReferenceGame,
 from .core.actions import integer_action
 from .core.cards import bits
 from .core.deck import check_seed
-from .core.rules import check_carry
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
+from .env_options import finite_number, flag, reset_options
 from .render import RENDER_MODES, check_render_mode, render_frame, render_snapshot, unsupported_render
 from .replay import describe
 
@@ -113,9 +114,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
         self.render_mode = check_render_mode(render_mode)
-        self.encoding, self.nagari_carry = encoding, nagari_carry
-        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
-        self.reward_scale = float(reward_scale)
+        self.encoding, self.nagari_carry = encoding, flag("nagari_carry", nagari_carry)
+        self.illegal_action, self.illegal_reward = illegal_action, finite_number("illegal_reward", illegal_reward)
+        self.reward_scale = finite_number("reward_scale", reward_scale)
         self.possible_agents = [f"player_{i}" for i in range(players)]
         self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self.agents = list(self.possible_agents)
@@ -150,11 +151,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if seed is not None:
             self._rng = np.random.default_rng(check_seed(seed))
             self._carry = 0
-        options = options or {}
-        if "carry" in options:
-            self._carry = int(check_carry(options["carry"], scalar=True))
+        asked = reset_options(options)
+        if asked.carry is not None:
+            self._carry = asked.carry
         self.agents = list(self.possible_agents)
-        skipped = self._deal(options.get("deck"))
+        skipped = self._deal(asked.deck)
         paid = np.array(skipped, np.int64).sum(axis=0) if skipped else self._no_payments()
         self._chongtong = (len(skipped), paid)
         self.rewards = {a: 0.0 for a in self.agents}
@@ -199,10 +200,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if action is None:
+            raise TypeError(f"step(None) is for agents that are done; {agent} is to move: give an action id")
         self._cumulative_rewards[agent] = 0.0
-        if action is not None:
-            action = integer_action(action)  # TypeError for floats, strings, ...: never rounded
-        if action is None or not self._is_legal(action):
+        action = integer_action(action)  # TypeError for floats, strings, ...: never rounded
+        if not self._is_legal(action):
             self._illegal(agent, action)
             return
         events = self.game.step(action)
@@ -214,11 +216,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def _is_legal(self, action: int) -> bool:
         return 0 <= action < NUM_ACTIONS and self._mask_now[action] == 1
 
-    def _illegal(self, agent: str, action: Any) -> None:
+    def _illegal(self, agent: str, action: int) -> None:
         if self.illegal_action == "raise":
-            raise IllegalActionError(
-                -1 if action is None else int(action), Phase(self.game.phase), self.game.legal_actions()
-            )
+            raise IllegalActionError(int(action), Phase(self.game.phase), self.game.legal_actions())
         self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
         self.terminations = {a: True for a in self.agents}
         self._set_infos(Events(self.rules.players), illegal_by=self._seat_of[agent])

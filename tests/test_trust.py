@@ -14,7 +14,7 @@ import pytest
 from gostop.agents.tournament import LOCK_FILE, TournamentConfig, TournamentLogError, run_tournament
 from gostop.train.cli import main
 from gostop.train.config import TrainConfig
-from gostop_env.core import GameBatch, IllegalActionError, ReferenceGame, Result, Rules, random_legal_actions
+from gostop_env.core import GameBatch, ReferenceGame, Result, Rules, random_legal_actions
 from gostop_env.core.rules import MAX_CARRY
 from gostop_env.replay import Replay
 
@@ -68,7 +68,7 @@ def test_vector_and_aec_envs_refuse_floats():
     legal = int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0])
     with pytest.raises(TypeError, match="integer"):
         aec.step(legal + 0.5)
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(TypeError, match="step\\(None\\)"):
         aec.step(None)  # a live agent must act
     aec.step(legal)
 
@@ -571,3 +571,63 @@ def test_a_relative_card_player_resolves_against_the_model_folder(tmp_path, monk
     assert agent.card_player.name == f"model:{models / 'go' / '..' / 'cards'}"
     _edit(composite, card_player="model:ppo")  # a shipped model's name still names it
     assert load_model(str(composite)).card_player.name == "model:ppo"
+
+
+# ---- the environments' smaller causes ------------------------------------------------------------
+ENV_MAKERS = {
+    "aec": lambda **kw: __import__("gostop_env.pettingzoo_env", fromlist=["x"]).raw_env(**kw),
+    "gym": lambda **kw: __import__("gostop_env.gym_env", fromlist=["x"]).GoStopEnv(**kw),
+    "vec": lambda **kw: __import__("gostop_env.vec_env", fromlist=["x"]).GoStopVecEnv(4, **kw),
+}
+
+
+@pytest.mark.parametrize("make", ENV_MAKERS.values(), ids=ENV_MAKERS.keys())
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(reward_scale=float("nan")), ValueError),
+        (dict(reward_scale=float("inf")), ValueError),
+        (dict(reward_scale=True), TypeError),
+        (dict(reward_scale="2"), TypeError),
+        (dict(nagari_carry="false"), TypeError),
+        (dict(nagari_carry=1), TypeError),
+    ],
+)
+def test_env_constructors_refuse_values_of_the_wrong_kind(make, kwargs, error):
+    with pytest.raises(error, match=next(iter(kwargs))):
+        make(**kwargs)
+
+
+def test_gym_reset_takes_the_aec_envs_options():
+    from gostop_env.core import Rules
+    from gostop_env.core.deck import shuffled_decks
+    from gostop_env.gym_env import GoStopEnv
+
+    rules = Rules.preset("seed", players=2)
+    deck = [int(c) for c in shuffled_decks(rules, np.random.default_rng(3), 1)[0]]
+    env = GoStopEnv(learner_seat=0)
+    env.reset(options={"deck": deck, "carry": 2})
+    assert env.batch.stock[0].tolist()[: len(deck) - 28] == deck[28:] and int(env.batch.carry[0]) == 2
+    with pytest.raises(TypeError, match="a dict"):
+        env.reset(options=["deck"])
+    with pytest.raises(ValueError, match="carry"):
+        env.reset(options={"carry": -1})
+    with pytest.raises(ValueError, match="deck"):
+        env.reset(options={"deck": deck[:-1]})
+
+
+def test_aec_step_none_for_an_agent_to_move_is_a_type_error():
+    from gostop_env.pettingzoo_env import raw_env
+
+    env = raw_env()
+    env.reset(seed=1)
+    with pytest.raises(TypeError, match="step\\(None\\)"):
+        env.step(None)
+
+
+def test_two_dimensional_actions_are_refused_not_flattened():
+    from gostop_env.core import GameBatch, Rules
+
+    batch = GameBatch.from_seed(Rules(), 0, 2)
+    with pytest.raises(ValueError, match="one axis"):
+        batch.step(np.zeros((2, 1), np.int64))

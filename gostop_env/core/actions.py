@@ -83,10 +83,13 @@ def integer_action(action: Any) -> int:
 
 def integer_actions(actions: Any) -> np.ndarray:
     """``actions`` as a flat int64 array; TypeError unless every entry is a Python or NumPy
-    integer (see :func:`integer_action`)."""
+    integer (see :func:`integer_action`), ValueError for more than one axis (a ``(B, 1)``
+    array is not silently flattened)."""
     array = np.asarray(actions) if not isinstance(actions, np.ndarray) else actions
     if array.dtype == np.int64 and array.ndim == 1:  # already what is returned: no checks to make
         return array
+    if array.ndim > 1:
+        raise ValueError(f"actions are one id per game (one axis), got an array of shape {array.shape}")
     if array.size == 0:
         return np.zeros(0, np.int64)
     if not np.issubdtype(array.dtype, np.integer):
