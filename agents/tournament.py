@@ -62,8 +62,8 @@ class TournamentConfig:
     def __post_init__(self) -> None:
         if len(self.agents) < 2:
             raise ValueError("a tournament needs at least two agents")
-        if len(set(self.agents)) != len(self.agents):
-            raise ValueError(f"agent names must differ: {list(self.agents)}")
+        if len({name.strip() for name in self.agents}) != len(self.agents):  # " greedy" is greedy
+            raise ValueError(f"agent names must differ (spaces aside): {list(self.agents)}")
         if len(self.agents) < self.players:
             raise ValueError(f"{self.players} players need at least {self.players} agents")
         for name in ("players", "deals", "seed", "chunk", "workers", "keep_replays"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +27,10 @@ def read_json_object(path: str | Path, max_bytes: int, what: str) -> dict[str, A
     """The JSON object in ``path`` (``what`` names the kind of file in errors); ValueError
     for a file over ``max_bytes``, invalid or too deeply nested JSON, or a non-object."""
     path = Path(path)
-    if path.stat().st_size > max_bytes:
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # /dev/zero would be read forever, a pipe would block
+        raise ValueError(f"{path} is not a regular file: not {what}")
+    if info.st_size > max_bytes:
         raise ValueError(f"{path} is larger than {max_bytes} bytes: not {what}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -43,6 +47,8 @@ def writable_file(path: str | Path, suffixes: tuple[str, ...] = ()) -> Path:
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a folder; give a file name")
+    if path.exists() and not path.is_file():  # /dev/full takes the open and fails the write
+        raise ValueError(f"{path} is not a regular file; give a file name")
     if suffixes and path.suffix not in suffixes:
         raise ValueError(f"{path}: the file name must end in {' or '.join(suffixes)}")
     _make_parents(path.parent)

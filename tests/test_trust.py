@@ -631,3 +631,55 @@ def test_two_dimensional_actions_are_refused_not_flattened():
     batch = GameBatch.from_seed(Rules(), 0, 2)
     with pytest.raises(ValueError, match="one axis"):
         batch.step(np.zeros((2, 1), np.int64))
+
+
+def test_files_that_are_not_regular_are_refused_before_reading(tmp_path, capsys):
+    import os
+
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    for path in ("/dev/zero", str(pipe)):
+        with pytest.raises(SystemExit):
+            main(["replay", path])
+        assert "not a regular file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["play", "--save", "/dev/full"])
+    assert "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("seed.x=1", "is a key, not a"),
+        ("ppo.net_arch.x=1", "one level deep"),
+        ("ppo.n_steps=100000000", "ppo.n_steps must be"),
+        ("ppo.envs=65536 ppo.n_steps=100", "over 4,000,000 steps a rollout"),
+        ("bc.hands=100000000", "bc.hands must be"),
+    ],
+)
+def test_config_overrides_out_of_shape_or_bounds_are_named(override, message):
+    from gostop.train.config import TrainConfig
+
+    with pytest.raises(ValueError, match=message):
+        TrainConfig.load("smoke", override.split())
+
+
+def test_deeply_nested_toml_is_a_clear_error(tmp_path):
+    from gostop.train.config import TrainConfig
+
+    (tmp_path / "deep.toml").write_text("a = " + "[" * 3000 + "]" * 3000)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        TrainConfig.load(str(tmp_path / "deep.toml"))
+
+
+def test_train_rllib_checks_its_out_folder_before_ray_starts(tmp_path, capsys):
+    pytest.importorskip("ray.rllib")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit):
+        main(["train-rllib", "--out", str(tmp_path / "file")])
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_names_that_differ_only_by_spaces_are_one_agent():
+    with pytest.raises(ValueError, match="must differ"):
+        TournamentConfig((" greedy", "greedy"), deals=10)

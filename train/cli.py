@@ -48,7 +48,7 @@ from gostop_env.core import (
     card_name,
     random_legal_actions,
 )
-from gostop_env.files import writable_file
+from gostop_env.files import writable_file, writable_folder
 from gostop_env.policy import PolicyActionError
 
 
@@ -548,6 +548,7 @@ def _train_rllib(args: argparse.Namespace) -> int:
     from gostop.train.rllib import train_rllib
 
     Rules.preset(args.preset, players=args.players)  # a bad preset or player count fails here, not in Ray
+    writable_folder(args.out)  # and an unwritable --out, before Ray starts
     out = train_rllib(
         args.out,
         args.iterations,

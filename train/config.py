@@ -31,6 +31,7 @@ from gostop_env.core import Rules
 from gostop_env.encodings import ENCODINGS
 
 SHIPPED_CONFIGS = Path(__file__).parent / "configs"
+MAX_ROLLOUT = 4_000_000  # ppo.envs x ppo.n_steps: MaskablePPO's buffer holds that many observations
 KINDS = ("ppo", "go_stop")
 TRAINERS = ("sb3", "batched")  # MaskablePPO on the vector env, or the batched trainer (train.batched)
 PRECISIONS = ("float32", "bfloat16")  # how the batched trainer's layers multiply
@@ -141,6 +142,10 @@ class TrainConfig:
         for key, value in positive.items():
             if value < 1:
                 raise ValueError(f"{key} must be at least 1, got {value}")
+        if self.ppo.envs * self.ppo.n_steps > MAX_ROLLOUT:
+            raise ValueError(
+                f"ppo.envs x ppo.n_steps is {self.ppo.envs * self.ppo.n_steps:,}, over {MAX_ROLLOUT:,} steps a rollout"
+            )
         if self.players == 3 and len(self.eval.against) < 2:
             raise ValueError("3-player evaluations need at least two agents in eval.against")
         if self.opponents.max_snapshots < 1:
@@ -253,7 +258,9 @@ class TrainConfig:
         if not path.is_file():
             shipped = sorted(p.stem for p in SHIPPED_CONFIGS.glob("*.toml"))
             raise ValueError(f"no config file {name_or_path!r} (shipped configs: {shipped})")
-        data = tomllib.loads(path.read_text())
+        if not path.is_file() or path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ValueError(f"{path} is not a config file of at most {MAX_CONFIG_BYTES} bytes")
+        data = _toml(path.read_text(), str(path))
         for override in overrides:
             _apply(data, override)
         return cls.from_dict(data)
@@ -262,7 +269,7 @@ class TrainConfig:
 LIMITS: dict[str, tuple[float | None, float | None]] = {
     "seed": (0, None),
     "checkpoint_every": (0, None),
-    "bc.hands": (1, None),
+    "bc.hands": (1, 10_000_000),
     "bc.epochs": (1, None),
     "bc.batch_size": (1, None),
     "bc.learning_rate": (1e-12, 10),
@@ -270,7 +277,7 @@ LIMITS: dict[str, tuple[float | None, float | None]] = {
     "bc.value_weight": (0, None),
     "ppo.timesteps": (0, None),  # 0: behaviour cloning only (needs [bc])
     "ppo.envs": (1, 65_536),
-    "ppo.n_steps": (1, None),
+    "ppo.n_steps": (1, 1_000_000),
     "ppo.batch_size": (2, None),
     "ppo.epochs": (1, None),
     "ppo.learning_rate": (1e-12, 10),
@@ -347,11 +354,27 @@ def _apply(data: dict[str, Any], override: str) -> None:
     if not equals or not key:
         raise ValueError(f"override {override!r} must look like section.key=value")
     try:
-        value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        value = _toml(f"v = {text}", "the override")["v"]
+    except ValueError:
         value = text  # a bare word: a string
     *sections, last = key.strip().split(".")
+    if len(sections) > 1:
+        raise ValueError(f"override {override!r}: keys are key=value or section.key=value, one level deep")
     table = data
     for section in sections:
         table = table.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise ValueError(f"override {override!r}: {section!r} is a key, not a [{section}] table")
     table[last] = value
+
+
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _toml(text: str, where: str) -> dict[str, Any]:
+    """TOML text read into a dict; ValueError for invalid or too deeply nested TOML."""
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise ValueError(f"{where} is not valid TOML: {reason}") from None
