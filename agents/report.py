@@ -125,7 +125,7 @@ def _replays(results: TournamentResults, folder: Path) -> list[Path]:
 
     paths = []
     for rank, hand in enumerate(results.replays()[: results.config.keep_replays], start=1):
-        path = folder / "replays" / f"hand{rank:02d}_deal{hand['deal']}.json"
+        path = folder / "replays" / f"hand{rank:02d}_deal{int(hand['deal'])}.json"  # a number: stays inside
         path.parent.mkdir(exist_ok=True)
         Replay(hand["rules"], hand["deck"], hand["actions"], hand["carry"], hand["payments"]).save(path)
         paths.append(path)

@@ -355,3 +355,68 @@ def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> N
             f"{where}: records that this unit cannot have produced (deal numbers, lineup, "
             "payments that do not add up to zero, results or winners out of range)"
         )
+    stopped, won = arrays["result"] == int(Result.STOP), arrays["winner"] >= 0
+    if (
+        (stopped & ~won).any()
+        or (won & ~stopped & (arrays["result"] != int(Result.CHONGTONG))).any()
+        or (arrays["gos"] < 0).any()
+        or (arrays["gos"] > MAX_GOS).any()
+        or (arrays["scores"] < 0).any()
+        or (arrays["scores"] > MAX_SCORE).any()
+    ):
+        raise TournamentLogError(
+            f"{where}: records that no hand can end with (a stop without a winner, a winner of a nagari, or gos or scores out of range)"
+        )
+    if "replays" in unit:
+        _check_replays(unit["replays"], config, arrays, where)
+    if "decisions" in unit:
+        _check_decisions(unit["decisions"], config, deals, where)
+
+
+MAX_GOS, MAX_SCORE = 20, 500  # far above any hand's: a gos or score past them is forged
+
+
+def _check_replays(hands: Any, config: TournamentConfig, arrays: dict[str, np.ndarray], where: str) -> None:
+    """TournamentLogError unless ``hands`` are at most ``keep_replays`` of this unit's hands,
+    each a replay of the tournament's rules that replays under the engine to the payments the
+    unit's records hold for its deal."""
+    from gostop_env.replay import Replay
+
+    if not isinstance(hands, list) or len(hands) > config.keep_replays:
+        raise TournamentLogError(f"{where}: 'replays' must be a list of at most {config.keep_replays} hands")
+    rules = config.rules.to_dict()
+    for k, hand in enumerate(hands):
+        if not isinstance(hand, dict) or set(hand) != {"deal", "rules", "deck", "actions", "carry", "payments"}:
+            raise TournamentLogError(f"{where}: replays[{k}] is not a kept hand")
+        deal = hand["deal"]
+        rows = np.flatnonzero(arrays["deal"] == deal) if type(deal) is int else np.zeros(0, np.int64)
+        if rows.size != 1 or hand["rules"] != rules:
+            raise TournamentLogError(f"{where}: replays[{k}] is not a hand of this unit (deal {deal!r})")
+        try:
+            replay = Replay.from_dict({key: value for key, value in hand.items() if key != "deal"}, "a kept hand")
+            for _ in replay.play():  # must replay under the engine to its recorded payments
+                pass
+        except (TypeError, ValueError) as error:
+            raise TournamentLogError(f"{where}: replays[{k}] does not replay: {error}") from None
+        if list(replay.payments) != arrays["payments"][rows[0]].tolist():
+            raise TournamentLogError(f"{where}: replays[{k}] pays otherwise than the unit's records")
+
+
+def _check_decisions(columns: Any, config: TournamentConfig, deals: range, where: str) -> None:
+    """TournamentLogError unless ``columns`` are a decision table of this unit: its columns,
+    of one length, integers but for the agent names, deals of the unit, agents of the lineup."""
+    from .decisions import FEATURES, OUTCOMES
+
+    names = {"deal", "agent", "seat", *FEATURES, *OUTCOMES}
+    if not isinstance(columns, dict) or set(columns) != names:
+        raise TournamentLogError(f"{where}: 'decisions' must have exactly the columns {sorted(names)}")
+    lengths = {len(v) if isinstance(v, list) else -1 for v in columns.values()}
+    if len(lengths) != 1 or -1 in lengths:
+        raise TournamentLogError(f"{where}: 'decisions' columns must be lists of one length")
+    numbers = [v for name, column in columns.items() if name != "agent" for v in column]
+    if not all(type(v) is int for v in numbers):
+        raise TournamentLogError(f"{where}: 'decisions' columns hold integers (agent names aside)")
+    if not all(d in deals for d in columns["deal"]) or not all(a in config.agents for a in columns["agent"]):
+        raise TournamentLogError(f"{where}: 'decisions' name deals or agents that are not this unit's")
+    if not all(0 <= s < config.players for s in columns["seat"]) or not all(w in (0, 1) for w in columns["went"]):
+        raise TournamentLogError(f"{where}: 'decisions' hold seats or choices out of range")

@@ -245,6 +245,69 @@ def test_log_lines_that_do_not_belong_are_refused(tmp_path, change):
         run_tournament(CONFIG, tmp_path)
 
 
+KEPT = TournamentConfig(("greedy", "random"), deals=40, chunk=20, keep_replays=2, decisions=True)
+
+
+def _forge(unit: dict, change: str) -> None:
+    records, hand, decisions = unit["records"], unit["replays"][0], unit["decisions"]
+    if change == "replay deal outside":
+        hand["deal"] = "../../escaped"
+    elif change == "replay of another deal":
+        hand["deal"] = 10_000
+    elif change == "replay actions":
+        hand["actions"] = hand["actions"][:-1]
+    elif change == "replay payments":
+        hand["payments"] = [-p for p in hand["payments"]]
+    elif change == "replay rules":
+        hand["rules"] = {**hand["rules"], "target": 3}
+    elif change == "too many replays":
+        unit["replays"] = unit["replays"] * 3
+    elif change == "decision agent":
+        decisions["agent"] = ["search"] * len(decisions["agent"])
+    elif change == "decision column":
+        decisions["secret"] = decisions["deal"]
+    elif change == "decision ragged":
+        decisions["deal"] = decisions["deal"] + [0]
+    elif change == "negative gos":  # the go rate of -0.3%
+        records["gos"][0] = [-3, 0]
+    elif change == "winner of a nagari":
+        row = records["result"].index(2) if 2 in records["result"] else 0
+        records["result"][row], records["winner"][row] = 2, 0
+    elif change == "stop without winner":
+        row = records["result"].index(1)
+        records["winner"][row] = -1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "replay deal outside",
+        "replay of another deal",
+        "replay actions",
+        "replay payments",
+        "replay rules",
+        "too many replays",
+        "decision agent",
+        "decision column",
+        "decision ragged",
+        "negative gos",
+        "winner of a nagari",
+        "stop without winner",
+    ],
+)
+def test_forged_replays_decisions_and_records_refuse_the_resume(tmp_path, change):
+    run_tournament(KEPT, tmp_path)
+    log = tmp_path / "units.jsonl"
+    lines = log.read_text().splitlines()
+    unit = json.loads(lines[0])
+    assert unit["decisions"]["deal"], "the first unit needs a go/stop decision to forge"
+    _forge(unit, change)
+    log.write_text("\n".join([json.dumps(unit), *lines[1:]]) + "\n")
+    with pytest.raises(TournamentLogError, match="units.jsonl, line 1"):
+        run_tournament(KEPT, tmp_path)
+    assert not list(tmp_path.parent.glob("escaped*"))
+
+
 def test_a_line_cut_short_is_dropped_and_the_log_continues_cleanly(tmp_path):
     whole = _figures(run_tournament(CONFIG))
     run_tournament(CONFIG, tmp_path)
