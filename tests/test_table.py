@@ -5,8 +5,11 @@ stepped to the end with the file's payments."""
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("starlette", reason="the web table needs the table extra")
 pytest.importorskip("httpx2", reason="Starlette's test client needs httpx2")
@@ -252,3 +255,36 @@ def test_the_page_offers_only_listed_opponents_and_serve_checks_its_arguments():
         create_app("greedy", opponents=("greedy", "alpha"))
     with pytest.raises(ValueError, match="time_budget"):
         create_app("greedy", opponents=(), time_budget=float("inf"))
+
+
+def test_serve_refuses_a_port_out_of_range_and_warns_when_exposed(monkeypatch, capsys):
+    from gostop.train import cli, table
+
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--port", "99999"])
+    assert "1..65535" in capsys.readouterr().err
+    ran = []
+    monkeypatch.setattr("uvicorn.run", lambda app, **kw: ran.append(kw))
+    table.serve(host="0.0.0.0", port=8123, opponents=())
+    assert "warning: serving on 0.0.0.0" in capsys.readouterr().out and ran[0]["port"] == 8123
+    table.serve(host="127.0.0.1", port=8124, opponents=())
+    assert "warning" not in capsys.readouterr().out
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.sampled_from(["players", "preset", "opponent", "seed", "seat", "action", "other"])
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.dictionaries(FIELDS, JSON, max_size=5) | JSON, path=st.text(max_size=12).map(quote))
+def test_random_requests_get_an_answer_never_a_server_error(client, body, path):
+    created = client.post("/api/games", json=body)
+    assert created.status_code < 500, created.text
+    game = client.post("/api/games", json={"seed": 1}).json()["id"]
+    assert client.post(f"/api/games/{game}/move", json=body).status_code < 500
+    for url in (f"/api/games/{path}", f"/api/replays/{path}", f"/api/cards/{path}.svg"):
+        assert client.get(url).status_code < 500
