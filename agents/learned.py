@@ -107,6 +107,32 @@ class ModelError(ValueError):
     """A model folder that cannot be loaded: missing, of an old or unknown format, or inconsistent."""
 
 
+BEST = "best"
+BEST_MODELS = {(2, "seed"): "expert_ppo", (3, "korean"): "expert3"}
+"""The strongest shipped network for each (players, preset) that has one: what ``model:best`` names."""
+
+
+def best_model(rules: Rules | None) -> str:
+    """The shipped model ``model:best`` resolves to under ``rules``; ModelError where none is shipped."""
+    if rules is None:
+        raise ModelError("model:best names the strongest shipped network for the rules in use: give the rules")
+    key = (rules.players, next((name for name in PRESETS if Rules.preset(name, rules.players) == rules), None))
+    if key not in BEST_MODELS:
+        shipped = ", ".join(f"{p} players {preset}" for p, preset in sorted(BEST_MODELS))
+        raise ModelError(
+            f"no shipped network for {rules.players} players under these rules yet (model:best exists for {shipped})"
+        )
+    return BEST_MODELS[key]
+
+
+def resolve_name(name_or_path: str, rules: Rules | None) -> str:
+    """``name_or_path``, or for ``"best"`` (where no folder of that name is in the working
+    folder) the shipped model it names under ``rules``."""
+    if name_or_path == BEST and not (Path(BEST) / META_FILE).is_file():
+        return best_model(rules)
+    return name_or_path
+
+
 def model_folder(name_or_path: str) -> Path:
     """The folder of a shipped model name or of a path; :class:`ModelError` when it holds no model."""
     folder = Path(name_or_path)
@@ -210,8 +236,9 @@ def load_network(
 ) -> tuple[NetworkPolicy, dict[str, Any], Path]:
     """The network saved in a model folder (or shipped under that name), checked against
     ``rules``, with its metadata and resolved folder. A go/stop model's card player is named
-    in the metadata; :func:`gostop.agents.registry.load_model` builds the whole agent."""
-    folder = model_folder(name_or_path)
+    in the metadata; :func:`gostop.agents.registry.load_model` builds the whole agent.
+    ``"best"`` names the strongest shipped network for ``rules`` (:data:`BEST_MODELS`)."""
+    folder = model_folder(resolve_name(name_or_path, rules))
     meta = read_meta(folder)
     if rules is not None:
         _check_rules(name_or_path, meta, rules)
@@ -360,10 +387,11 @@ def _sorted_metadata(raw: bytes) -> bytes:
     return raw[:8] + text.ljust(size, b" ") + raw[8 + size :]
 
 
-def model_fingerprint(name_or_path: str, _within: tuple[Path, ...] = ()) -> str:
+def model_fingerprint(name_or_path: str, _within: tuple[Path, ...] = (), rules: Rules | None = None) -> str:
     """A hash of everything that decides a model's play: its weights and ``model.json``, and
-    for a go/stop model its card player's fingerprint too (no torch needed)."""
-    folder = model_folder(name_or_path)
+    for a go/stop model its card player's fingerprint too (no torch needed). ``rules`` say
+    which model ``"best"`` is."""
+    folder = model_folder(resolve_name(name_or_path, rules))
     meta = read_meta(folder)
     digest = hashlib.sha256()
     for name in (META_FILE, WEIGHTS_FILE):

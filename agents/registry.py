@@ -28,7 +28,8 @@ or 1, ``k`` and ``stock`` 0..50, ``gos`` 0..10, ``margin`` -100..100; a value ou
 not finite, is a ValueError.
 
 ``model:NAME_OR_PATH`` is a trained network (:mod:`gostop.agents.learned`): a model folder, or
-the name of a model shipped with the package (``model:ppo``).
+the name of a model shipped with the package (``model:ppo``); ``model:best`` is the strongest
+shipped network for the rules in use (``gostop.agents.learned.BEST_MODELS``).
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ class TournamentConfig:
             k: v for k, v in asdict(self).items() if k != "workers" and not (k == "decisions" and not v)
         }
         models = {
-            name: model_fingerprint(name.strip().partition(":")[2])
+            name: model_fingerprint(name.strip().partition(":")[2], rules=self.rules)
             for name in self.agents
             if name.strip().partition(":")[0] == "model"
         }

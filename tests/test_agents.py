@@ -279,3 +279,20 @@ def test_expected_value_go_stop_rule_with_any_card_player():
 def test_agent_names_carry_bounded_numbers(name):
     with pytest.raises(ValueError, match="must be"):
         make_agent(name, Rules.preset("seed", players=2))
+
+
+def test_model_best_names_the_strongest_shipped_network_for_the_rules():
+    pytest.importorskip("sb3_contrib")
+    from gostop.agents.learned import BEST_MODELS, SHIPPED_MODELS, ModelError, load_network, model_fingerprint
+    from gostop.agents.tournament import TournamentConfig
+
+    for (players, preset), name in BEST_MODELS.items():
+        rules = Rules.preset(preset, players=players)
+        assert load_network("best", rules)[2] == (SHIPPED_MODELS / name).resolve()
+        assert make_agent("model:best", rules).encoding == "vector"
+        assert model_fingerprint("best", rules=rules) == model_fingerprint(name)
+    with pytest.raises(ModelError, match="no shipped network for 2 players"):
+        make_agent("model:best", Rules.preset("korean", players=2))
+    with pytest.raises(ModelError, match="give the rules"):
+        make_agent("model:best")
+    assert TournamentConfig(("model:best", "greedy"), deals=10).key()

@@ -210,9 +210,9 @@ class TrainConfig:
 
     def _check_init(self, name: str) -> None:
         """ValueError unless the model ``ppo.init`` names fits the network this run trains."""
-        from gostop.agents.learned import model_folder, read_meta
+        from gostop.agents.learned import model_folder, read_meta, resolve_name
 
-        meta = read_meta(model_folder(name))
+        meta = read_meta(model_folder(resolve_name(name, self.rules)))
         decides = "go_stop" if self.kind == "go_stop" else "all"
         arch = list(self.ppo.net_arch)
         found = {
