@@ -279,3 +279,26 @@ def test_learning_curves_of_runs_by_steps_and_wall_time(tmp_path, capsys):
         learning_curve(tmp_path, "greedy")
     with pytest.raises(ValueError, match="1 labels for 2 runs"):
         write_curves([out, out], "greedy", tmp_path / "d", ["a"])
+
+
+def test_exploit_trains_a_best_response_for_its_time_and_measures_it(tmp_path, capsys):
+    from gostop.train.cli import main
+
+    small = ["ppo.envs=16", "ppo.batch_size=128", "ppo.net_arch=[32, 32]", "checkpoint_every=100000"]
+    from gostop.train.exploit import exploit
+
+    result = exploit("random", tmp_path / "e", hours=2 / 3600, deals=20, overrides=tuple(small), progress=False)
+    assert result.agent == "random" and result.steps > 0 and result.seconds >= 2 and result.deals == 20
+    low, high = result.chips_ci
+    assert low <= result.chips <= high
+    with pytest.raises(SystemExit):
+        main(["exploit", "nobody", "--hours", "0.001", "--out", str(tmp_path / "x")])
+    assert "unknown agent" in capsys.readouterr().err and not (tmp_path / "x" / "state.json").exists()
+    with pytest.raises(SystemExit):
+        main(["exploit", "greedy", "--hours", "0"])
+    assert "hours" in capsys.readouterr().err
+    assert (
+        main(["exploit", "random", "--hours", "0.0003", "--deals", "10", "--quiet", "--out", str(tmp_path / "c")]) == 0
+    )
+    assert "best response to random (2 players, seed):" in capsys.readouterr().out
+    assert json.loads((tmp_path / "c" / "exploit.json").read_text())["deals"] == 10

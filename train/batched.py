@@ -152,8 +152,16 @@ def _minibatch_step(network: Any, optimizer: Any, batch: list[Any], p: PPOConfig
     }
 
 
-def train_batched(config: TrainConfig, resume: bool = False, progress: bool = True, log: Log = print) -> Path:
-    """Run (or resume) a ``trainer = "batched"`` run; return the run folder."""
+def train_batched(
+    config: TrainConfig,
+    resume: bool = False,
+    progress: bool = True,
+    log: Log = print,
+    max_seconds: float | None = None,
+) -> Path:
+    """Run (or resume) a ``trainer = "batched"`` run; return the run folder. With
+    ``max_seconds`` the run also ends at the first round boundary after that much wall time
+    (then checkpointed, exported and evaluated as at ``ppo.timesteps``)."""
     import torch
 
     torch.set_num_threads(int(os.environ.get("GOSTOP_TORCH_THREADS", "1")))
@@ -162,7 +170,7 @@ def train_batched(config: TrainConfig, resume: bool = False, progress: bool = Tr
         run = BatchedRun(config, out, resume, log)
         if run.done >= config.ppo.timesteps:
             raise ValueError(f"{out} already has {run.done} timesteps; raise ppo.timesteps to train on")
-        run.train(progress)
+        run.train(progress, max_seconds)
     return out
 
 
@@ -213,16 +221,18 @@ class BatchedRun:
             _start_from_model(self.network, self.config.ppo.init, self.config)
             self.log(f"starting from model {self.config.ppo.init}")
 
-    def train(self, progress: bool) -> None:
-        """Rounds until ``ppo.timesteps``, then the final checkpoint, model and evaluation."""
+    def train(self, progress: bool, max_seconds: float | None = None) -> None:
+        """Rounds until ``ppo.timesteps`` (or ``max_seconds``), then the final checkpoint,
+        model and evaluation."""
         from torch.utils.tensorboard import SummaryWriter
         from tqdm import tqdm
 
+        deadline = time.monotonic() + (max_seconds if max_seconds is not None else float("inf"))
         self.writer = SummaryWriter(str(self.out / "tb" / "batched"), purge_step=self.done)
         total = self.config.ppo.timesteps
         bar = tqdm(total=total, initial=self.done, desc="batched ppo", unit="step", disable=not progress)
         learner = NetworkLearner(self.network, self.config.ppo.precision)
-        while self.done < total:
+        while self.done < total and time.monotonic() < deadline:
             self._due_tasks()
             start = time.perf_counter()
             self.network.set_training_mode(False)

@@ -175,6 +175,15 @@ def _add_training_commands(commands: Any) -> None:
         default=200,
         help="duplicate deals against greedy after each iteration (0: none)",
     )
+    exploit = commands.add_parser("exploit", help="train a best response to a frozen agent and report what it wins")
+    exploit.add_argument("agent", help="the agent to exploit, e.g. greedy:stop=ev:n=16")
+    exploit.add_argument("--hours", type=_hours, default=1.0, help="training time of the best response (default 1)")
+    exploit.add_argument("--deals", type=_positive, default=2000, help="duplicate deals of the final measurement")
+    exploit.add_argument("--out", default=None, help="run folder (default runs/exploit/<agent>)")
+    exploit.add_argument("--quiet", action="store_true", help="no progress bar")
+    _game_options(exploit)
+    _seed_option(exploit)
+    exploit.set_defaults(run=_exploit)
     curve = commands.add_parser("curve", help="learning curves of training runs against one agent (CSV and PNG)")
     curve.add_argument("runs", nargs="+", help="training run folders")
     curve.add_argument("--against", required=True, help="the evaluation opponent, as named in eval.against")
@@ -570,6 +579,33 @@ def _convert_model(folder: str) -> int:
 
     out = convert_pickled_model(folder)
     print(f"converted {out}: it now loads from policy.safetensors (policy.pth is no longer read; delete it)")
+    return 0
+
+
+def _hours(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of hours, got {text!r}") from None
+    if not (0 < value <= 100):
+        raise argparse.ArgumentTypeError(f"expected 0 < hours <= 100, got {text!r}")
+    return value
+
+
+def _exploit(args: argparse.Namespace) -> int:
+    import json
+
+    from tqdm import tqdm
+
+    from gostop.train.exploit import exploit, report
+
+    out = Path(args.out or Path("runs") / "exploit" / "".join(c if c.isalnum() else "_" for c in args.agent))
+    result = exploit(
+        args.agent, out, args.hours, args.players, args.preset, args.deals, args.seed, log=tqdm.write,
+        progress=not args.quiet,
+    )  # fmt: skip
+    (out / "exploit.json").write_text(json.dumps(report(result), indent=2) + "\n")
+    print(result.line())
     return 0
 
 
