@@ -257,14 +257,22 @@ def _port(text: str) -> int:
     return port
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (0 < value <= 3600):
-        raise argparse.ArgumentTypeError(f"expected 0 < seconds <= 3600, got {text!r}")
-    return value
+def _span(unit: str, most: float) -> Any:
+    """An argparse type: a number of ``unit`` above 0 and at most ``most``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
+        if not (0 < value <= most):
+            raise argparse.ArgumentTypeError(f"expected 0 < {unit} <= {most:g}, got {text!r}")
+        return value
+
+    return parse
+
+
+_seconds, _hours = _span("seconds", 3600), _span("hours", 100)
 
 
 def _positive(text: str) -> int:
@@ -580,16 +588,6 @@ def _convert_model(folder: str) -> int:
     out = convert_pickled_model(folder)
     print(f"converted {out}: it now loads from policy.safetensors (policy.pth is no longer read; delete it)")
     return 0
-
-
-def _hours(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of hours, got {text!r}") from None
-    if not (0 < value <= 100):
-        raise argparse.ArgumentTypeError(f"expected 0 < hours <= 100, got {text!r}")
-    return value
 
 
 def _exploit(args: argparse.Namespace) -> int:

@@ -121,6 +121,14 @@ def _plot(curves: list[list[CurvePoint]], against: str, path: Path) -> Path:
             ax.fill_between(xs, [p.low for _, p in shown], [p.high for _, p in shown], alpha=0.2)
     axes[0].set_xlabel("learner steps (millions)")
     axes[1].set_xlabel("wall time (minutes)")
+    steps = [p.steps for curve in curves for p in curve]
+    if max(steps) > 50 * min(steps):  # runs of very different lengths: each readable
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+        for ax in axes:
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0].set_ylabel(f"chips per hand against {against}")
     for ax in axes:
         ax.axhline(0, color="grey", linewidth=0.8)
