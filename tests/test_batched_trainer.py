@@ -62,6 +62,13 @@ def test_advantages_follow_each_episode_in_time_order_only():
     np.testing.assert_allclose(returns, advantage + samples.values, rtol=1e-6)
 
 
+def test_the_linear_learning_rate_falls_to_zero_at_the_last_step(tmp_path):
+    config = batched(tmp_path, "ppo.lr_schedule='linear'", "ppo.learning_rate=0.001")
+    rates = [config.learning_rate_at(s) for s in (0, 450, 900, 2000)]
+    assert rates == pytest.approx([0.001, 0.0005, 0.0, 0.0])
+    assert batched(tmp_path).learning_rate_at(900) == 3e-4
+
+
 def test_advantages_with_lambda_one_are_the_final_reward_less_the_value():
     rng = np.random.default_rng(1)
     episodes = rng.integers(0, 6, 40)
@@ -162,6 +169,7 @@ def test_network_learner_samples_legal_actions_with_their_log_probabilities(tmp_
         ("kind='go_stop'", "'batched' trains kind = 'ppo'"),
         ("ppo.critic='oracle'", "no oracle critic"),
         ("ppo.precision='float16'", "ppo.precision must be one of"),
+        ("ppo.lr_schedule='cosine'", "ppo.lr_schedule must be one of"),
     ],
 )
 def test_bad_batched_configs_are_named_before_any_work(tmp_path, override, message):
@@ -208,11 +216,12 @@ def test_a_batched_run_writes_its_folder_and_a_playable_model(tmp_path):
         train_batched(config, progress=False, log=lambda _: None)
 
 
-def test_a_killed_batched_run_resumes_to_the_same_model_and_figures(tmp_path):
-    whole = train_batched(batched(tmp_path, folder="whole"), progress=False, log=lambda _: None)
-    part = batched(tmp_path, "ppo.timesteps=400", folder="part")
-    train_batched(part, progress=False, log=lambda _: None)
-    resumed = batched(tmp_path, folder="part")
+@pytest.mark.parametrize("settings", [[], ["ppo.precision='bfloat16'", "ppo.lr_schedule='linear'"]])
+def test_a_killed_batched_run_resumes_to_the_same_model_and_figures(tmp_path, settings):
+    whole = train_batched(batched(tmp_path, *settings, folder="whole"), progress=False, log=lambda _: None)
+    part = batched(tmp_path, *settings, folder="part")
+    train_batched(part, progress=False, log=lambda _: None, max_seconds=0)  # stopped after its first round
+    resumed = batched(tmp_path, *settings, folder="part")
     train_batched(resumed, resume=True, progress=False, log=lambda _: None)
     assert (whole / "model" / "policy.safetensors").read_bytes() == (
         tmp_path / "part" / "model" / "policy.safetensors"

@@ -232,16 +232,20 @@ class BatchedRun:
         total = self.config.ppo.timesteps
         bar = tqdm(total=total, initial=self.done, desc="batched ppo", unit="step", disable=not progress)
         learner = NetworkLearner(self.network, self.config.ppo.precision)
-        while self.done < total and time.monotonic() < deadline:
+        while self.done < total:
             self._due_tasks()
             start = time.perf_counter()
             self.network.set_training_mode(False)
             samples, figures = self.games.play_round(learner, self.rng)
             self.network.set_training_mode(True)
+            for group in self.optimizer.param_groups:  # by the steps done: a resume sets it alike
+                group["lr"] = self.config.learning_rate_at(self.done)
             losses = update(self.network, self.optimizer, samples, self.config, self.rng)
             self.state["timesteps"] = self.done + len(samples)
             self._record_round(losses, figures.chips_vs_league, len(samples) / (time.perf_counter() - start))
             bar.update(len(samples))
+            if time.monotonic() >= deadline:
+                break
         bar.close()
         self._due_tasks()  # as an unbroken run would at this boundary, so a resume continues alike
         self._finish()
@@ -252,6 +256,7 @@ class BatchedRun:
         if chips is not None:
             self.writer.add_scalar("train/chips_vs_league", chips, self.done)
         self.writer.add_scalar("time/steps_per_second", rate, self.done)
+        self.writer.add_scalar("train/learning_rate", self.optimizer.param_groups[0]["lr"], self.done)
 
     def _due_tasks(self) -> None:
         """Snapshots, evaluations and checkpoints due at this round boundary."""

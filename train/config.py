@@ -35,6 +35,7 @@ MAX_ROLLOUT = 4_000_000  # ppo.envs x ppo.n_steps: MaskablePPO's buffer holds th
 KINDS = ("ppo", "go_stop")
 TRAINERS = ("sb3", "batched")  # MaskablePPO on the vector env, or the batched trainer (train.batched)
 PRECISIONS = ("float32", "bfloat16")  # how the batched trainer's layers multiply
+LR_SCHEDULES = ("constant", "linear")
 CRITICS = ("own", "oracle")  # what the value network reads (see train.asymmetric)
 
 
@@ -53,7 +54,8 @@ class BCConfig:
 
 @dataclass(frozen=True)
 class PPOConfig:
-    """MaskablePPO on :class:`gostop_env.vec_env.GoStopVecEnv`."""
+    """PPO's settings, for MaskablePPO on :class:`gostop_env.vec_env.GoStopVecEnv` and for the
+    batched trainer."""
 
     timesteps: int = 200_000
     envs: int = 256
@@ -61,6 +63,7 @@ class PPOConfig:
     batch_size: int = 2048
     epochs: int = 4
     learning_rate: float = 3e-4
+    lr_schedule: str = "constant"  # or "linear": from learning_rate down to 0 at ppo.timesteps
     gamma: float = 1.0
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
@@ -158,6 +161,8 @@ class TrainConfig:
         """The batched trainer trains card-play policies with the policy's own critic."""
         if self.trainer not in TRAINERS:
             raise ValueError(f"trainer must be one of {TRAINERS}, got {self.trainer!r}")
+        if self.ppo.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"ppo.lr_schedule must be one of {LR_SCHEDULES}, got {self.ppo.lr_schedule!r}")
         if self.ppo.precision not in PRECISIONS:
             raise ValueError(f"ppo.precision must be one of {PRECISIONS}, got {self.ppo.precision!r}")
         if self.trainer == "sb3" and self.ppo.precision != "float32":
@@ -229,6 +234,13 @@ class TrainConfig:
     @property
     def rules(self) -> Rules:
         return Rules.preset(self.preset, players=self.players)
+
+    def learning_rate_at(self, steps: int) -> float:
+        """The learning rate after ``steps`` of ``ppo.timesteps`` under ``ppo.lr_schedule``."""
+        p = self.ppo
+        if p.lr_schedule == "constant":
+            return p.learning_rate
+        return p.learning_rate * max(0.0, 1.0 - steps / p.timesteps)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -213,7 +213,7 @@ def _new_model(config: TrainConfig, env: GoStopVecEnv, out: Path) -> Any:
     return MaskablePPO(
         OracleCriticPolicy if p.critic == "oracle" else "MlpPolicy",
         env,
-        learning_rate=p.learning_rate,
+        learning_rate=p.learning_rate if p.lr_schedule == "constant" else lambda left: p.learning_rate * left,
         n_steps=p.n_steps,
         batch_size=p.batch_size,
         n_epochs=p.epochs,
