@@ -1001,7 +1001,7 @@ def list_done(phase: Any, done: Any) -> int:
     """The games that are over, in order, into ``done`` (as long as the batch); how many. Without
     a branch a game: each game is written where the next game over goes, and moves that on
     only if it is over (a branch would be mispredicted at each game over: in random play at
-    batch 65536, 2026-12-05, 61 us against 39). The loop stops at the last game over, so it
+    batch 65536, 61 us against 39). The loop stops at the last game over, so it
     writes nothing past the games over."""
     last = phase.size - 1
     while last >= 0 and phase[last] != DONE:
@@ -1186,7 +1186,7 @@ SERIAL, PARALLEL = _loops(parallel=False), _loops(parallel=True)
 """The batch loops, on one thread and on numba's threads (compiled when first called)."""
 PARALLEL_FROM = 2048
 """The fewest games ``numba-parallel`` spreads over numba's threads; a smaller batch runs on
-one thread. On 2 cores, 2026-12-05, the threads ran random play at 0.60x one thread's speed
+one thread. On 2 cores the threads ran random play at 0.60x one thread's speed
 at batch 1, 0.63x at 64, 0.77x at 256, about 1x at 1024 and 1.4x at 4096 (``python
 benchmarks/core_throughput.py --seconds 1 --repeats 2 --batches 1,64,256 --backends
 numba,numba-parallel``, and the docs' table)."""
@@ -1195,11 +1195,8 @@ numba,numba-parallel``, and the docs' table)."""
 KERNEL_DRAWS_FROM = 16384
 """The fewest games for which ``numba-parallel``'s picker draws its numbers on the threads
 (:func:`drawn_actions`); below, it takes NumPy's draws, since reading and setting the
-generator's state costs a few microseconds. Random play's picks, 2026-12-05, in three runs
-of ``python benchmarks/loop_parts.py --batches 2048,4096,8192,65536`` (NumPy's draws on
-threads against the kernel's): 13.6 to 14.3 us against 17.4 to 17.5 at 2048, 20.4 to 22.7
-against 22.2 to 25.4 at 4096, 38.4 to 42.3 against 37.0 to 41.5 at 8192, and 269.8 to
-285.3 against 195.9 to 236.1 at 65536 (one thread with NumPy's draws: 349.4 to 357.7)."""
+generator's state costs a few microseconds (``python benchmarks/loop_parts.py --batches
+2048,4096,8192,65536`` times both: the kernel's draws win clearly only at 65536)."""
 
 
 def random_actions(legal_bits: np.ndarray, draws: np.ndarray, loops: dict[str, Any] = SERIAL) -> np.ndarray:
@@ -1419,9 +1416,8 @@ class CompiledGameBatch(GameBatch):
 
     def done_games(self) -> np.ndarray:
         """The games that are over, listed by a kernel (:func:`list_done`), on one thread also
-        for ``numba-parallel`` (spread over two, the list took longer). In random play,
-        2026-12-05: 41 to 44 us at batch 65536 against NumPy's 99 to 105, and 5 us at 4096
-        against 11 to 12."""
+        for ``numba-parallel`` (spread over two, the list took longer): in random play about
+        half of ``np.flatnonzero``'s time (``python benchmarks/loop_parts.py``)."""
         done = np.empty(len(self), np.int64)
         return done[: list_done(self._state().phase, done)].copy()
 
