@@ -45,9 +45,16 @@ class Comparison:
 
 
 def compare(
-    policy_a: Policy, policy_b: Policy, deals: int, seed: int = 0, rules: Rules | None = None, batch_size: int = 2048
+    policy_a: Policy,
+    policy_b: Policy,
+    deals: int,
+    seed: int = 0,
+    rules: Rules | None = None,
+    batch_size: int = 2048,
+    backend: str | None = None,
 ) -> Comparison:
-    """Duplicate-deal comparison of two policies (2 players; with 3, A against two B's)."""
+    """Duplicate-deal comparison of two policies (2 players; with 3, A against two B's), on
+    the core's ``backend`` (None: the default)."""
     rules = rules or Rules()
     seatings = SEATINGS if rules.players == 2 else SEATINGS_3
     rng = np.random.default_rng(seed)
@@ -55,7 +62,7 @@ def compare(
     for start in range(0, deals, batch_size):
         decks = shuffled_decks(rules, rng, min(batch_size, deals - start))
         for lineup, seating in enumerate(seatings):
-            batch = play_hands(rules, [(policy_a, policy_b)[a] for a in seating], decks, rng)
+            batch = play_hands(rules, [(policy_a, policy_b)[a] for a in seating], decks, rng, backend=backend)
             parts.append(records_of(batch, start, lineup))
     records = {name: np.concatenate([np.asarray(p[name]) for p in parts]) for name in RECORD_FIELDS}
     a = next(f for f in figures_of(records, seatings, ("A", "B")) if f.agent == "A")

@@ -17,10 +17,12 @@ def play_hands(
     rng: np.random.Generator,
     history: list[np.ndarray] | None = None,
     before_step: Callable[[GameBatch, np.ndarray], None] | None = None,
+    backend: str | None = None,
 ) -> GameBatch:
     """Play one hand per deck with ``seat_policies[s]`` at seat s; return the finished batch.
-    With a ``history`` list, each step's actions (-1: no move) are appended to it."""
-    return play_out(batch_class()(rules, decks), seat_policies, rng, history, before_step)
+    With a ``history`` list, each step's actions (-1: no move) are appended to it. ``backend``:
+    the core's engine (None: the default)."""
+    return play_out(batch_class(backend)(rules, decks), seat_policies, rng, history, before_step)
 
 
 def play_out(

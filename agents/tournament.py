@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from gostop_env.core import GameBatch, Result, Rules
+from gostop_env.core import GameBatch, Result, Rules, batch_class
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.files import folder_lock, writable_folder
 
@@ -58,6 +58,7 @@ class TournamentConfig:
     workers: int = 1
     keep_replays: int = 0  # the hands with the largest payments to keep, per unit
     decisions: bool = False  # record every go/stop decision (gostop.agents.decisions)
+    backend: str | None = None  # the core's engine (numpy, numba, numba-parallel; None: the default)
 
     def __post_init__(self) -> None:
         if len(self.agents) < 2:
@@ -75,6 +76,7 @@ class TournamentConfig:
         if self.seed < 0 or self.keep_replays < 0:
             raise ValueError(f"seed and keep_replays must be >= 0, got {self.seed} and {self.keep_replays}")
         rules = Rules.preset(self.preset, players=self.players)
+        batch_class(self.backend)  # raises on an unknown or missing backend
         for name in self.agents:
             make_agent(name, rules)  # raises on a bad name
 
@@ -97,7 +99,9 @@ class TournamentConfig:
         from .learned import model_fingerprint
 
         fields: dict[str, Any] = {
-            k: v for k, v in asdict(self).items() if k != "workers" and not (k == "decisions" and not v)
+            k: v  # workers and the engine do not change results (the engines are held equal)
+            for k, v in asdict(self).items()
+            if k not in ("workers", "backend") and not (k == "decisions" and not v)
         }
         models = {
             name: model_fingerprint(name.strip().partition(":")[2], rules=self.rules)
@@ -122,9 +126,8 @@ def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, An
     policies = [make_agent(config.agents[a], rules) for a in seats]
     history: list[np.ndarray] = []
     recorder = DecisionRecorder() if config.decisions else None
-    batch = play_hands(
-        rules, policies, decks, np.random.default_rng([config.seed, chunk, lineup, 1]), history, before_step=recorder
-    )
+    rng = np.random.default_rng([config.seed, chunk, lineup, 1])
+    batch = play_hands(rules, policies, decks, rng, history, before_step=recorder, backend=config.backend)
     unit = {"chunk": chunk, "lineup": lineup, "records": records_of(batch, first, lineup)}
     if recorder is not None:
         unit["decisions"] = _decision_rows(recorder.table(batch), config, first, seats)
@@ -201,22 +204,22 @@ def run_tournament(
     config: TournamentConfig,
     output: str | Path | None = None,
     progress: Callable[[Iterable], Iterable] | None = None,
-    backend: str = "local",
+    runner: str = "local",
 ) -> TournamentResults:
     """Play every unit not yet done (resuming from ``output/units.jsonl``), in parallel when
     ``config.workers > 1``; return the results. ``progress`` wraps the stream of finished units
-    (e.g. ``tqdm``). ``backend="ray"`` runs the units as Ray tasks (``pip install ".[ray]"``;
+    (e.g. ``tqdm``). ``runner="ray"`` runs the units as Ray tasks (``pip install ".[ray]"``;
     connects to a running cluster, or starts a local one): same units, same seeds, same
     figures as the local runner. A folder another run is using is refused
     (:class:`TournamentLogError`), as is a log that does not belong to ``config``."""
-    if backend not in ("local", "ray"):
-        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if runner not in ("local", "ray"):
+        raise ValueError(f"runner must be 'local' or 'ray', got {runner!r}")
     if output is None:
-        return _run(config, TournamentResults(config), None, "", progress, backend)
+        return _run(config, TournamentResults(config), None, "", progress, runner)
     folder = writable_folder(output)
     with folder_lock(folder, LOCK_FILE, "tournament run", TournamentLogError):
         log, key = folder / LOG_FILE, config.key()
-        return _run(config, TournamentResults(config, _load_done(log, config, key)), log, key, progress, backend)
+        return _run(config, TournamentResults(config, _load_done(log, config, key)), log, key, progress, runner)
 
 
 def _run(
@@ -225,13 +228,13 @@ def _run(
     log: Path | None,
     key: str,
     progress: Callable[[Iterable], Iterable] | None,
-    backend: str,
+    runner: str,
 ) -> TournamentResults:
     done = {(u["chunk"], u["lineup"]) for u in results.units}
     todo = [unit for unit in config.units() if unit not in done]
-    if backend == "ray":
+    if runner == "ray":
         _require_ray()
-    stream = _play_on_ray(config, todo) if backend == "ray" else _play_all(config, todo)
+    stream = _play_on_ray(config, todo) if runner == "ray" else _play_all(config, todo)
     for unit in progress(stream, total=len(todo)) if progress else stream:
         results.units.append(unit)
         if log is not None:
@@ -244,7 +247,7 @@ def _require_ray() -> None:
     try:
         import ray  # noqa: F401
     except ModuleNotFoundError:
-        raise ValueError("the ray backend needs Ray: pip install 'gostop[ray]'") from None
+        raise ValueError("the ray runner needs Ray: pip install 'gostop[ray]'") from None
 
 
 def _play_all(config: TournamentConfig, todo: list[tuple[int, int]]) -> Iterable[dict[str, Any]]:
@@ -365,7 +368,8 @@ def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> N
         or (arrays["scores"] > MAX_SCORE).any()
     ):
         raise TournamentLogError(
-            f"{where}: records that no hand can end with (a stop without a winner, a winner of a nagari, or gos or scores out of range)"
+            f"{where}: records that no hand can end with "
+            "(a stop without a winner, a winner of a nagari, or gos or scores out of range)"
         )
     if "replays" in unit:
         _check_replays(unit["replays"], config, arrays, where)

@@ -53,8 +53,11 @@ class GoStopEnv(gymnasium.Env):
         illegal_action: str = "penalize",
         illegal_reward: float = -10.0,
         render_mode: str | None = None,
+        backend: str | None = None,
     ):
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
+        self._batch_class = batch_class(backend)  # ValueError for an unknown engine
+        self.backend = self._batch_class.backend
         if learner_seat != "random" and learner_seat not in range(players):
             raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
         self.render_mode = check_render_mode(render_mode)
@@ -89,9 +92,9 @@ class GoStopEnv(gymnasium.Env):
             )
             carry = self._carry if self.nagari_carry else 0
             if asked.deck is None:
-                self.batch = batch_class()(self.rules, shuffled_decks(self.rules, self._rng, 1), carry=carry)
+                self.batch = self._batch_class(self.rules, shuffled_decks(self.rules, self._rng, 1), carry=carry)
             else:
-                self.batch = batch_class().from_decks(self.rules, [asked.deck], carry)  # checked: ValueError why
+                self.batch = GameBatch.from_decks(self.rules, [asked.deck], carry, self.backend)  # checked
             self._play_opponents()
             if not self.batch.done[0]:
                 self._hand_over = False

@@ -23,7 +23,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from .core import NUM_ACTIONS, GameBatch, Phase, Rules
+from .core import NUM_ACTIONS, GameBatch, Phase, Rules, batch_class
 from .core.actions import integer_actions
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
@@ -90,10 +90,12 @@ class LearnerGames:
         reward: str = "chips",
         learner_decides: str = "all",
         learner_autoplay: Policy | None = None,
+        backend: str | None = None,
     ):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
+        self.backend = batch_class(backend).backend  # ValueError for an unknown engine
         if learner_seat != "random" and learner_seat not in range(players):
             raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
         if reward not in REWARDS:
@@ -132,7 +134,9 @@ class LearnerGames:
         self.learner = np.zeros(self.num_envs, np.int64)
         self._opponent_of = np.tile(np.arange(self.rules.players - 1), (self.num_envs, 1))
         self._carry = np.zeros(self.num_envs, np.int64)
-        self.batch = GameBatch.from_seed(self.rules, 0, self.num_envs)  # placeholders, dealt anew below
+        self.batch = GameBatch.from_seed(
+            self.rules, 0, self.num_envs, backend=self.backend
+        )  # placeholders, dealt anew below
         self._skipped: list[list[float]] = [[] for _ in range(self.num_envs)]
         self._decided = np.zeros(self.num_envs, bool)  # has the learner moved in this hand yet?
         self._deal(everything)

@@ -492,3 +492,47 @@ def test_compiled_bit_helpers_match_plain_python():
         for rank in (0, len(set_bits) // 2, max(len(set_bits) - 1, 0)):
             for select in selects:
                 assert select(w, rank) == (set_bits[rank] if set_bits else 64)
+
+
+# ---- the engine chosen explicitly ---------------------------------------------------------------
+@pytest.mark.parametrize("backend", available_backends())
+def test_every_runner_of_the_core_takes_its_engine(backend, tmp_path):
+    from gostop.agents import compare, make_agent
+    from gostop.agents.tournament import TournamentConfig
+    from gostop.train.cli import main
+    from gostop.train.config import TrainConfig
+    from gostop_env.gym_env import GoStopEnv
+    from gostop_env.learner_games import LearnerGames
+
+    rules = Rules.preset("seed", players=2)
+    env = GoStopEnv(backend=backend)
+    env.reset(seed=1)
+    assert env.batch.backend == backend
+    games = LearnerGames(4, backend=backend)
+    games.start()
+    assert games.batch.backend == backend
+    greedy = make_agent("greedy", rules)
+    assert compare(greedy, make_agent("random", rules), 20, backend=backend).deals == 20
+    assert TournamentConfig(("greedy", "random"), deals=10, backend=backend).key()
+    assert TrainConfig.load("smoke", [f"core.backend='{backend}'"]).core.backend == backend
+    assert main(["simulate", "--hands", "20", "--backend", backend]) == 0
+
+
+def test_an_unknown_engine_is_named_everywhere(capsys):
+    from gostop.agents.tournament import TournamentConfig
+    from gostop.train.cli import main
+    from gostop.train.config import TrainConfig
+    from gostop_env.gym_env import GoStopEnv
+    from gostop_env.learner_games import LearnerGames
+
+    for make in (
+        lambda: GoStopEnv(backend="jax"),
+        lambda: LearnerGames(2, backend="jax"),
+        lambda: TournamentConfig(("greedy", "random"), backend="jax"),
+        lambda: TrainConfig.load("smoke", ["core.backend='jax'"]),
+    ):
+        with pytest.raises(ValueError, match="jax"):
+            make()
+    with pytest.raises(SystemExit):
+        main(["compare", "greedy", "random", "--backend", "jax"])
+    assert "jax" in capsys.readouterr().err

@@ -143,7 +143,7 @@ def test_ray_gives_the_same_figures_as_the_local_runner():
 
     config = TournamentConfig(("greedy", "simple", "random"), deals=200, chunk=50, workers=2)
     try:
-        on_ray = figures(run_tournament(config, backend="ray"))
+        on_ray = figures(run_tournament(config, runner="ray"))
     finally:
         ray.shutdown()
     assert on_ray == figures(run_tournament(config))

@@ -333,10 +333,10 @@ def test_bad_tournament_settings_are_refused():
             TournamentConfig(("greedy", "random"), **bad)
 
 
-def test_ray_backend_without_ray_says_which_extra_to_install(monkeypatch):
+def test_ray_runner_without_ray_says_which_extra_to_install(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ray", None)
     with pytest.raises(ValueError, match=r"gostop\[ray\]"):
-        run_tournament(CONFIG, backend="ray")
+        run_tournament(CONFIG, runner="ray")
     with pytest.raises(SystemExit):
         main(["train-rllib", "--iterations", "1"])
 

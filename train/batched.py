@@ -196,7 +196,9 @@ class BatchedRun:
             self.league.add(_snapshot(folder, config), 0.0)
         self.league.set_weights(_league_weights(config, len(self.state["snapshots"])))
         p = config.ppo
-        self.games = SeatedGames(rules, p.envs, self.league, config.encoding, p.reward, p.reward_scale)
+        self.games = SeatedGames(
+            rules, p.envs, self.league, config.encoding, p.reward, p.reward_scale, backend=config.core.backend
+        )
         self.writer: Any = None
         if self.state["checkpoint"]:
             self._load_checkpoint(self.state["checkpoint"])

@@ -52,14 +52,16 @@ def collect(
     encoding: str = "vector",
     batch_size: int = 1024,
     progress: Callable[[Iterable], Iterable] | None = None,
+    backend: str | None = None,
 ) -> Demonstrations:
-    """Play ``hands`` hands with ``teacher`` in every seat; record all its decisions."""
+    """Play ``hands`` hands with ``teacher`` in every seat, on the core's ``backend``; record
+    all its decisions."""
     rng = np.random.default_rng([seed, 1])
     parts = []
     starts = range(0, hands, batch_size)
     for start in progress(starts) if progress else starts:
         decks = shuffled_decks(rules, np.random.default_rng([seed, 0, start]), min(batch_size, hands - start))
-        parts.append(_record_hands(teacher, batch_class()(rules, decks), encoding, rng))
+        parts.append(_record_hands(teacher, batch_class(backend)(rules, decks), encoding, rng))
     return Demonstrations.concatenate(parts)
 
 

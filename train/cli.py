@@ -45,6 +45,7 @@ from gostop_env.core import (
     Result,
     Rules,
     action_name,
+    batch_class,
     card_name,
     random_legal_actions,
 )
@@ -90,6 +91,7 @@ def _add_play_commands(commands: Any) -> None:
     simulate.add_argument("--hands", type=_positive, default=20_000, help="hands to play")
     simulate.add_argument("--batch", type=_positive, default=1024, help="games stepped together")
     _seed_option(simulate)
+    _backend_option(simulate)
     deal = commands.add_parser("deal", help="deal one hand and print it, played with random moves")
     _rules_arguments(deal)
     _seed_option(deal)
@@ -98,6 +100,7 @@ def _add_play_commands(commands: Any) -> None:
     compare.add_argument("--preset", default="seed", help="rule preset: seed or korean")
     compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals")
     _seed_option(compare)
+    _backend_option(compare)
     tournament = commands.add_parser("tournament", help="duplicate-deal tournament between agents")
     tournament.add_argument("agents", nargs="+", help="agent names (two or more)")
     _game_options(tournament)
@@ -116,6 +119,7 @@ def _add_play_commands(commands: Any) -> None:
     )
     tournament.add_argument("--wide", action="store_true", help="print every column (the files always have them all)")
     tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
+    _backend_option(tournament)
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
     play.add_argument("--opponent", default="greedy", help="agent name for every other seat")
     _game_options(play)
@@ -137,9 +141,9 @@ def _add_play_commands(commands: Any) -> None:
         "--time-budget", type=_seconds, default=10.0, help="seconds of opponents' moves per request (default 10)"
     )
     serve.add_argument("--replays", default=None, help="a folder of replay files to watch")
-    simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed))
+    simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed, a.backend))
     deal.set_defaults(run=lambda a: _deal(_rules(a), a.seed))
-    compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed))
+    compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed, a.backend))
     tournament.set_defaults(run=_tournament)
     play.set_defaults(run=_play)
     replay.set_defaults(run=lambda a: _replay(a.file))
@@ -299,6 +303,22 @@ class _Commands:
         return parser
 
 
+def _backend_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        type=_backend,
+        default=None,
+        help="the core's engine: numpy, numba or numba-parallel (default: $GOSTOP_BACKEND, else the fastest)",
+    )
+
+
+def _backend(text: str) -> str:
+    try:
+        return batch_class(text).backend
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _seed_option(parser: argparse.ArgumentParser, default: int | None = 0) -> None:
     what = "seed of every random choice" + ("" if default is not None else " (none: a fresh one)")
     parser.add_argument("--seed", type=_seed, default=default, help=what)
@@ -314,14 +334,14 @@ def _rules_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jokers", type=int, default=0, help="jokers in the deck: 0, 1 or 2")
 
 
-def _simulate(rules: Rules, hands: int, batch_size: int, seed: int) -> int:
+def _simulate(rules: Rules, hands: int, batch_size: int, seed: int, backend: str | None = None) -> int:
     if hands < 1 or batch_size < 1:
         raise ValueError("--hands and --batch must be at least 1")
     rng = np.random.default_rng(seed)
     totals = _Totals(rules.players)
     start = time.perf_counter()
     while totals.hands < hands:
-        batch = GameBatch.from_seed(rules, rng, min(batch_size, hands - totals.hands))
+        batch = GameBatch.from_seed(rules, rng, min(batch_size, hands - totals.hands), backend=backend)
         totals.add(batch.deal_events.counts, batch.deal_events.payments)
         while not batch.done.all():
             actions = random_legal_actions(batch.legal_bits, rng)
@@ -369,7 +389,7 @@ class _Totals:
         print(f"\nmean chips changing hands per hand: {self.abs_payment / 2 / self.hands:.2f}")
 
 
-def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
+def _compare(names: list[str], preset: str, deals: int, seed: int, backend: str | None = None) -> int:
     from gostop.agents import compare, make_agent
 
     if deals < 2:
@@ -377,7 +397,7 @@ def _compare(names: list[str], preset: str, deals: int, seed: int) -> int:
     rules = Rules.preset(preset)
     first, second = (make_agent(name, rules) for name in names)
     start = time.perf_counter()
-    result = compare(first, second, deals, seed=seed, rules=rules)
+    result = compare(first, second, deals, seed=seed, rules=rules, backend=backend)
     print(f"{names[0]} against {names[1]} ({preset} rules), {2 * deals} hands in {time.perf_counter() - start:.1f} s:")
     print(f"{names[0]}: {result}")
     return 0
@@ -399,13 +419,14 @@ def _tournament(args: argparse.Namespace) -> int:
         args.workers,
         args.replays,
         args.decisions,
+        args.backend,
     )
     start = time.perf_counter()
     results = run_tournament(
         config,
         args.out,
         progress=lambda units, total: tqdm(units, total=total, desc="units", unit="unit", file=sys.stderr),
-        backend="ray" if args.ray else "local",
+        runner="ray" if args.ray else "local",
     )
     print(leaderboard_markdown(results, COLUMNS if args.wide else COMPACT))
     written = write_outputs(results, args.out)

@@ -1,9 +1,10 @@
 """Training configuration: one TOML file, read into typed sections, checked up front.
 
 Top-level keys: ``kind`` (``"ppo"``: a card-play and go/stop policy; ``"go_stop"``: a
-go/stop-only policy on top of ``ppo.card_player``), ``out`` (run folder), ``seed``,
-``players``, ``preset``, ``encoding``, ``checkpoint_every`` (timesteps), and the tables
-``[bc]`` (optional behaviour cloning before PPO), ``[ppo]``, ``[opponents]``, ``[eval]``.
+go/stop-only policy on top of ``ppo.card_player``), ``trainer`` (``"sb3"`` or ``"batched"``),
+``out`` (run folder), ``seed``, ``players``, ``preset``, ``encoding``, ``checkpoint_every``
+(timesteps), and the tables ``[bc]`` (optional behaviour cloning before PPO), ``[ppo]``,
+``[opponents]``, ``[eval]`` and ``[core]`` (the core's ``backend``).
 Every key and its default is a field below; unknown keys, values of the wrong type (``1.5``
 for an integer, a string for a number) and values out of range (see ``LIMITS``) are errors
 naming the key, raised when the config is read, before any work; so are agent names
@@ -98,7 +99,14 @@ class EvalConfig:
     against: tuple[str, ...] = ("greedy",)
 
 
-SECTIONS = {"bc": BCConfig, "ppo": PPOConfig, "opponents": OpponentsConfig, "eval": EvalConfig}
+@dataclass(frozen=True)
+class CoreConfig:
+    """The rules core's engine for every game the run plays (training, cloning, evaluations)."""
+
+    backend: str | None = None  # "numpy", "numba" or "numba-parallel"; None: $GOSTOP_BACKEND, else the fastest
+
+
+SECTIONS = {"bc": BCConfig, "ppo": PPOConfig, "opponents": OpponentsConfig, "eval": EvalConfig, "core": CoreConfig}
 
 
 @dataclass(frozen=True)
@@ -117,11 +125,15 @@ class TrainConfig:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    core: CoreConfig = field(default_factory=CoreConfig)
 
     def __post_init__(self) -> None:
         for where, section in (("", self), *((f"{n}.", getattr(self, n)) for n in SECTIONS)):
             if section is not None:
                 _check_fields(where, section)
+        from gostop_env.core import batch_class
+
+        batch_class(self.core.backend)  # ValueError for an unknown engine, or numba's missing
         if self.encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {sorted(ENCODINGS)}, got {self.encoding!r}")
         if self.kind not in KINDS:

@@ -134,8 +134,10 @@ def _start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
     if not saved.exists():
         raise ValueError(f"nothing to resume in {out} (no state.json)")
     before = read_json_object(out / "config.json", MAX_STATE_BYTES, "a training run's config")
+    before = json.loads(json.dumps(TrainConfig.from_dict(before).to_dict()))  # keys added since: defaults
     now = json.loads(json.dumps(config.to_dict()))
-    before.get("ppo", {}).pop("timesteps", None), now["ppo"].pop("timesteps")
+    for side in (before, now):  # the engine and the length may change; the engines play alike
+        side["ppo"].pop("timesteps"), side.pop("core")
     if before != now:
         raise ValueError(f"{out} was started with another configuration (only ppo.timesteps may change on resume)")
     return read_state(saved)
@@ -201,6 +203,7 @@ def _make_env(config: TrainConfig, pool: OpponentPool, seed: int) -> GoStopVecEn
         reward_scale=config.ppo.reward_scale,
         seed=seed,
         reward=config.ppo.reward,
+        backend=config.core.backend,
         learner_decides="go_stop" if go_stop else "all",
         learner_autoplay=make_agent(config.ppo.card_player, config.rules) if go_stop else None,
     )
@@ -237,7 +240,9 @@ def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: boo
     bc = config.bc
     teacher = make_agent(bc.teacher, config.rules)
     bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
-    demos = collect(teacher, config.rules, bc.hands, config.seed, config.network_encoding, progress=bar)
+    demos = collect(
+        teacher, config.rules, bc.hands, config.seed, config.network_encoding, progress=bar, backend=config.core.backend
+    )
     if config.kind == "go_stop":
         demos = demos.only(np.flatnonzero(demos.go_stop))
     log(f"behaviour cloning on {len(demos)} decisions of {bc.teacher} ({int(demos.go_stop.sum())} go/stop)")
@@ -295,7 +300,12 @@ def evaluate(folder: str | Path, config: TrainConfig, deals: int | None = None) 
     for field in fields:
         agents = (f"model:{folder}", *field)
         tournament = TournamentConfig(
-            agents, config.players, config.preset, deals or config.eval.deals, seed=config.seed + 1_000_003
+            agents,
+            config.players,
+            config.preset,
+            deals or config.eval.deals,
+            seed=config.seed + 1_000_003,
+            backend=config.core.backend,
         )
         figures = {f.agent: f for f in agent_figures(run_tournament(tournament))}[agents[0]]
         rows.append(
