@@ -10,6 +10,10 @@ bitmask, on the batch's own backend (the reference engine picks from ``legal_act
 Compiled kernels are loaded (or compiled) before any timing; the
 first table says how long that took. Peak memory is tracemalloc's peak over a separate
 short run of the same loop (tracing slows NumPy too much to time with it on).
+A fresh-deals table times a user's loop of random play that deals finished games with
+``reset_games(done)`` and no decks (fresh decks from the batch's own generator, shuffled in
+the kernels on the compiled backend), one thread, at batch ``--fresh-batch``, the backends in
+rounds, and gives each against NumPy round by round.
 A last table runs the same core loop in two processes at once (one batch each, own seeds)
 and sums their rates: what a 2-core machine gives with both cores busy (``numba-parallel``
 spreads one process's batch over numba's threads instead).
@@ -146,6 +150,42 @@ def run_reference(rules: Rules, seconds: float, seed: int = 0) -> tuple[float, f
     return hands / elapsed, decisions / elapsed
 
 
+def run_fresh(rules: Rules, batch_size: int, seconds: float, backend: str) -> tuple[float, float]:
+    """(hands/s, decisions/s) of random play dealing finished games afresh from the batch's
+    own generator (``reset_games(done)``, no decks), the shuffle timed."""
+    batch = GameBatch.from_seed(rules, 0, batch_size, backend=backend)
+    rng = np.random.default_rng(1)
+    hands = decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        actions = random_legal_actions(batch.legal_bits, rng, backend)
+        decisions += int(np.count_nonzero(actions >= 0))
+        batch.step(actions)
+        done = batch.done_games()
+        if done.size:
+            batch.reset_games(done)
+            hands += done.size
+    elapsed = time.perf_counter() - start
+    return hands / elapsed, decisions / elapsed
+
+
+def print_fresh_deals(batch_size: int, seconds: float, repeats: int, backends: list[str]) -> None:
+    """The fresh-deals table (module docstring)."""
+    print("\n| loop | backend | players | batch | decisions/s | range | against numpy, round by round |")
+    print("|---|---|---|---|---|---|---|")
+    for players in (2, 3):
+        rules = Rules(players=players)
+        runs = {b: functools.partial(run_fresh, rules, batch_size, seconds, b) for b in backends}
+        rates = interleaved(runs, repeats)
+        for backend, found in rates.items():
+            _, decisions, spread = summary(found)
+            against = "-"
+            if backend != "numpy" and "numpy" in rates:
+                ratios = [d / n for (_, d), (_, n) in zip(found, rates["numpy"])]
+                against = f"{statistics.median(ratios):.2f}x ({min(ratios):.2f} .. {max(ratios):.2f})"
+            print(f"| fresh deals | {backend} | {players} | {batch_size} | {decisions:,.0f} | {spread} | {against} |")
+
+
 def _core_decisions(args: tuple[int, float, int, str]) -> float:
     batch_size, seconds, seed, backend = args
     run_core(Rules(), 1, 0.01, seed, backend)  # kernels loaded before the clock starts
@@ -278,6 +318,7 @@ def main() -> None:
     parser.add_argument("--backends", default=",".join(available_backends()), help="default: every one installed")
     parser.add_argument("--slices", type=int, default=12, help="rounds of the slices table (default 12; 0: none)")
     parser.add_argument("--slice-seconds", type=float, default=0.5, help="time per slice (default 0.5)")
+    parser.add_argument("--fresh-batch", type=int, default=4096, help="batch of the fresh-deals table (default 4096)")
     args = parser.parse_args()
     backends = args.backends.split(",")
     print("| backend | kernels ready in, s |\n|---|---|")
@@ -316,6 +357,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|")
         for players in (2, 3):
             print_slices(Rules(players=players), best, backends, args.slices, args.slice_seconds)
+    print_fresh_deals(args.fresh_batch, args.seconds, args.repeats, [b for b in backends if b != "numba-parallel"])
     print("\n| core, 2 players | backend | batch per process | decisions/s, both processes | range |")
     print("|---|---|---|---|---|")
     for backend in (b for b in backends if b != "numba-parallel"):

@@ -536,3 +536,49 @@ def test_an_unknown_engine_is_named_everywhere(capsys):
     with pytest.raises(SystemExit):
         main(["compare", "greedy", "random", "--backend", "jax"])
     assert "jax" in capsys.readouterr().err
+
+
+# ---- fresh deals from the batch's own generator ---------------------------------------------------
+@pytest.mark.parametrize("preset, players, jokers", [("seed", 2, 0), ("korean", 3, 2)])
+def test_fresh_deals_are_valid_orders_and_equal_on_every_backend(preset, players, jokers):
+    from gostop_env.core.deck import validate_deck
+
+    rules = Rules.preset(preset, players=players, jokers=jokers)
+    dealt = {}
+    for backend in available_backends():
+        batch = GameBatch.from_seed(rules, 11, 64, backend=backend)
+        rng = np.random.default_rng(0)
+        for _ in range(30):  # play on, dealing the finished games afresh
+            finished = batch.done_games()
+            if finished.size:
+                batch.reset_games(finished)
+            batch.step(random_legal_actions(batch.legal_bits, rng))
+        dealt[backend] = {name: getattr(batch, name).copy() for name in STATE_FIELDS}
+    first = dealt[available_backends()[0]]
+    for backend, state in dealt.items():
+        for name in STATE_FIELDS:
+            assert np.array_equal(state[name], first[name]), (backend, name)
+    from gostop_env.core.deck import fresh_decks
+
+    for deck in fresh_decks(rules, np.random.default_rng(3), 200):
+        validate_deck(rules, deck)  # an order of the cards, never a void deal
+
+
+def test_a_batch_without_a_generator_needs_decks_and_one_can_be_given():
+    rules = Rules.preset("seed", players=2)
+    deck = shuffled_decks(rules, np.random.default_rng(2), 1)[0]
+    batch = GameBatch.from_decks(rules, [deck])
+    with pytest.raises(ValueError, match="no generator"):
+        batch.reset_games([0])
+    batch.rng = np.random.default_rng(4)
+    batch.reset_games([0])
+    assert batch.stock[0].tolist() != deck[28:].tolist()
+
+
+def test_fisher_yates_puts_each_card_everywhere_alike():
+    from gostop_env.core.deck import fisher_yates
+
+    decks = fisher_yates(np.random.default_rng(0).random((24_000, 48)))
+    assert (np.sort(decks, axis=1) == np.arange(48)).all()
+    counts = np.stack([np.bincount(decks[:, p], minlength=48) for p in (0, 20, 47)])
+    assert counts.min() > 380 and counts.max() < 620  # 500 expected for each card at each place

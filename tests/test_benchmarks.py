@@ -155,7 +155,7 @@ def test_core_throughput_prints_every_row():
     out = run_script(
         "core_throughput.py",
         *("--seconds", "0.05", "--repeats", "2", "--batches", "1,8", "--backends", backends),
-        *("--slices", "2", "--slice-seconds", "0.02"),
+        *("--slices", "2", "--slice-seconds", "0.02", "--fresh-batch", "64"),
     )
     rows = [line for line in out.splitlines() if line.startswith("| core |") or line.startswith("| reference |")]
     n = len(available_backends()[:2])
@@ -183,6 +183,10 @@ def test_core_throughput_prints_every_row():
         median, q1, q3, low, high = map(float, found.groups())
         assert 0 < low <= q1 <= median <= q3 <= high
     assert all(row[6].strip() == "-" for row in by_slice)  # the threads' capacity: no row here runs on threads
+    fresh = [row.split("|") for row in out.splitlines() if row.startswith("| fresh deals |")]
+    assert [row[2].strip() for row in fresh] == list(available_backends()[:2]) * 2  # 2 and 3 players
+    assert all(int(row[5].replace(",", "")) > 0 for row in fresh)
+    assert all(row[7].strip() == "-" if k % n == 0 else row[7].strip().endswith(")") for k, row in enumerate(fresh))
 
 
 @pytest.mark.skipif("numba-parallel" not in available_backends(), reason='needs numba: pip install "gostop[fast]"')

@@ -51,7 +51,16 @@ from .bitboard import (
     months_of_flags,
     nibble_counts,
 )
-from .deck import DEAL_PACKETS, DEALT, check_seed, decks_from_seeds, shuffled_decks, validate_deck
+from .deck import (
+    DEAL_PACKETS,
+    DEALT,
+    check_seed,
+    decks_from_seeds,
+    fisher_yates,
+    fresh_decks,
+    shuffled_decks,
+    validate_deck,
+)
 from .events import NUM_EVENTS, BatchEvents, Event
 from .indices import game_index, game_indices
 from .outcomes import Outcome, Result
@@ -245,6 +254,7 @@ class GameBatch:
     _tables: dict[str, Array]  # §5's match tables for the rules' choice rule
     _legal: Array | None  # legal-action words, computed when first read after a change
     backend: str = "numpy"  # which engine steps it: see batch_class
+    rng: np.random.Generator | None = None  # deals fresh decks in reset_games (set by from_seed, or by you)
 
     def __setattr__(self, name: str, value: Any) -> None:
         """A state array set from outside must keep its shape and hold integers its
@@ -377,7 +387,9 @@ class GameBatch:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
-        return batch_class(backend)(rules, shuffled_decks(rules, rng, batch_size), carry)
+        batch = batch_class(backend)(rules, shuffled_decks(rules, rng, batch_size), carry)
+        batch.rng = rng  # reset_games without decks deals on from the same stream
+        return batch
 
     @classmethod
     def from_seeds(
@@ -606,16 +618,31 @@ class GameBatch:
         return new
 
     def reset_games(
-        self, index: np.ndarray | Sequence[int], decks: np.ndarray, carry: np.ndarray | int = 0
+        self, index: np.ndarray | Sequence[int], decks: np.ndarray | None = None, carry: np.ndarray | int = 0
     ) -> BatchEvents:
         """Deal new hands from ``decks`` into the games at ``index`` (each game once), in place
         (auto-reset); returns the deal events of those games, in the order of ``index``. Card
         ids must be the rules' (ValueError naming the row otherwise); that each deck is an
         order of the cards and not a void deal is not checked here:
-        :func:`~gostop_env.core.deck.validate_deck` checks hand-made decks fully."""
+        :func:`~gostop_env.core.deck.validate_deck` checks hand-made decks fully.
+
+        Without ``decks``, fresh ones are dealt from the batch's own generator ``rng`` (which
+        :meth:`from_seed` sets; assign one to any batch), shuffled inside the compiled
+        kernels on the compiled backends: the same decks on every backend
+        (:func:`~gostop_env.core.deck.fresh_decks`)."""
         index = game_indices(index, len(self), unique=True)
-        decks = check_decks(self.rules, decks, index.size)
+        if decks is None:
+            if self.rng is None:
+                raise ValueError("this batch has no generator to deal from: give decks, or set batch.rng")
+            decks = fresh_decks(self.rules, self.rng, index.size, self._shuffle)
+        else:
+            decks = check_decks(self.rules, decks, index.size)
         return self._deal_into(index, decks, carry)
+
+    @staticmethod
+    def _shuffle(draws: np.ndarray) -> np.ndarray:
+        """Deck orders from uniform draws (:func:`~gostop_env.core.deck.fisher_yates`)."""
+        return fisher_yates(draws)
 
     # ---- taking a step -----------------------------------------------------------------
     def step(self, actions: np.ndarray | Sequence[int]) -> BatchEvents:

@@ -997,6 +997,20 @@ def deal_range(s: Any, ev: Any, t: Any, d: Any, options: Any, legal: Any, dealt:
 
 
 @jit
+def shuffle_decks(draws: Any, decks: Any) -> None:
+    """Fisher-Yates shuffles of ``0..d-1`` into the rows of ``decks`` from the uniform
+    ``draws``, game by game: position i swaps with ``int(draws[g, i] * (i + 1))``, i from
+    ``d - 1`` down, as :func:`~gostop_env.core.deck.fisher_yates` does with NumPy."""
+    count, size = draws.shape
+    for g in range(count):
+        for i in range(size):
+            decks[g, i] = i
+        for i in range(size - 1, 0, -1):
+            j = int(draws[g, i] * (i + 1))
+            decks[g, i], decks[g, j] = decks[g, j], decks[g, i]
+
+
+@jit
 def list_done(phase: Any, done: Any) -> int:
     """The games that are over, in order, into ``done`` (as long as the batch); how many. Without
     a branch a game: each game is written where the next game over goes, and moves that on
@@ -1413,6 +1427,13 @@ class CompiledGameBatch(GameBatch):
         if self._legal is not None:
             self._legal = legal  # the dealt games' rows rewritten
         return dealt
+
+    @staticmethod
+    def _shuffle(draws: np.ndarray) -> np.ndarray:
+        """Deck orders from uniform draws, shuffled by a kernel (:func:`shuffle_decks`)."""
+        decks = np.empty(draws.shape, np.int8)
+        shuffle_decks(np.ascontiguousarray(draws, np.float64), decks)
+        return decks
 
     def done_games(self) -> np.ndarray:
         """The games that are over, listed by a kernel (:func:`list_done`), on one thread also

@@ -7,7 +7,7 @@ deck orders; given the deck and the actions a hand is fully determined.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,39 @@ def shuffled_decks(rules: Rules, rng: np.random.Generator, count: int) -> np.nda
         while void_month(rules, decks[i]) is not None:
             decks[i] = rng.permutation(cards_in_play(rules))
     return decks
+
+
+def fisher_yates(draws: np.ndarray) -> np.ndarray:
+    """Deck orders from uniform ``draws`` in [0, 1), one row per deck: the Fisher-Yates
+    shuffle of ``0..d-1`` that swaps position i with ``int(draws[:, i] * (i + 1))`` for i from
+    ``d - 1`` down to 1 (the compiled backend's kernel does the same, game by game)."""
+    count, size = draws.shape
+    decks = np.tile(np.arange(size, dtype=np.int8), (count, 1))
+    rows = np.arange(count)
+    for i in range(size - 1, 0, -1):
+        j = (draws[:, i] * (i + 1)).astype(np.intp)
+        decks[rows, i], decks[rows, j] = decks[rows, j], decks[rows, i].copy()
+    return decks
+
+
+def fresh_decks(
+    rules: Rules, rng: np.random.Generator, count: int, shuffle: Callable[[np.ndarray], np.ndarray] = fisher_yates
+) -> np.ndarray:
+    """``count`` random deck orders from ``rng`` (``rng.random((count, deck_size))`` shuffled
+    by ``shuffle``), void deals drawn again the same way (§3.2): what ``reset_games`` deals
+    when given no decks, the same decks on every backend."""
+    decks = shuffle(rng.random((count, rules.deck_size)))
+    void = _void_rows(rules, decks)
+    while void.size:
+        decks[void] = shuffle(rng.random((void.size, rules.deck_size)))
+        void = void[_void_rows(rules, decks[void])]
+    return decks
+
+
+def _void_rows(rules: Rules, decks: np.ndarray) -> np.ndarray:
+    """The rows of ``decks`` that deal a void layout."""
+    rows = [i for i in np.flatnonzero(_maybe_void(rules, decks)) if void_month(rules, decks[i]) is not None]
+    return np.array(rows, dtype=np.intp)
 
 
 def _maybe_void(rules: Rules, decks: np.ndarray) -> np.ndarray:
