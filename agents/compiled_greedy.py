@@ -54,8 +54,8 @@ from gostop_env.core.numba_kit import U0, U1, WITHOUT_RUNTIME, U, inline, jit
 from gostop_env.policy import Policy
 
 from .go_stop import AlwaysStop, Threshold
-from .greedy import BOMB_BONUS, CARD_VALUE, EXPOSURE, MONTH_CARDS_BY_VALUE, PASS_VALUE, POINT_VALUE, STEAL_VALUE, Greedy
-from .greedy import MONTH_MASKS as MONTH_MASK
+from .greedy_values import BOMB_BONUS, CARD_VALUE, EXPOSURE, MONTH_CARDS_BY_VALUE, PASS_VALUE, POINT_VALUE, STEAL_VALUE
+from .greedy_values import MONTH_MASKS as MONTH_MASK
 
 MONTH_BITS = np.array(C.MONTH_BITS, U)
 VALUE_RANK = np.array(
@@ -72,9 +72,10 @@ PARAMETERS = 11
 
 
 def seat_parameters(policy: Policy) -> np.ndarray | None:
-    """``policy`` as a row of kernel parameters, or None when it is not a compiled greedy
-    (anything but exactly :class:`Greedy` with :class:`AlwaysStop` or :class:`Threshold`)."""
-    if type(policy) is not Greedy or type(policy.go_stop) not in (AlwaysStop, Threshold):
+    """``policy`` as a row of kernel parameters, or None when it is not a compiled greedy:
+    a class that declares ``kernel_compiled`` itself (:class:`Greedy`, not its subclasses)
+    with :class:`AlwaysStop` or :class:`Threshold`."""
+    if not type(policy).__dict__.get("kernel_compiled") or type(policy.go_stop) not in (AlwaysStop, Threshold):
         return None
     row = np.zeros(PARAMETERS, np.int64)
     rule = policy.go_stop

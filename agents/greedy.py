@@ -13,48 +13,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from gostop_env.core import Phase, Rules
+from gostop_env.core import GameBatch, Phase, Rules
 from gostop_env.core import actions as A
 from gostop_env.core import cards as C
 from gostop_env.core.scoring import read_piles
 
 from .go_stop import AlwaysStop
-from .view import View
-
-U64 = np.uint64
-
-
-def _card_values() -> np.ndarray:
-    """A rough worth of each card to its taker, in junk-card units."""
-    values = np.zeros(C.NUM_CARDS)
-    grouped = {c for g in C.RIBBON_GROUPS.values() for c in g}
-    for card in range(C.NUM_CARDS):
-        kind = C.KIND[card]
-        if kind == C.Kind.BRIGHT:
-            values[card] = 3.0 if card == C.RAIN_BRIGHT else 4.0
-        elif kind == C.Kind.ANIMAL:
-            values[card] = 3.0 if card in C.GODORI_BIRDS else 2.0
-        elif kind == C.Kind.RIBBON:
-            values[card] = 2.5 if card in grouped else 1.5
-        else:
-            values[card] = float(C.JUNK_VALUE[card])
-    return values
-
-
-CARD_VALUE = _card_values()
-MONTH_MASKS = np.array(C.MONTH_BITS + (0,), U64)[np.where(C.MONTH >= 0, C.MONTH, 12)]  # per card; jokers: 0
-MONTH_CARDS_BY_VALUE = tuple(
-    sorted((c for c in range(C.NUM_MONTH_CARDS) if C.MONTH[c] == C.MONTH[card]), key=lambda c: CARD_VALUE[c])
-    if card < C.NUM_MONTH_CARDS
-    else []
-    for card in range(C.NUM_CARDS)
+from .greedy_values import (
+    BOMB_BONUS,
+    CARD_VALUE,
+    EXPOSURE,
+    MONTH_CARDS_BY_VALUE,
+    MONTH_MASKS,
+    PASS_VALUE,
+    POINT_VALUE,
+    STEAL_VALUE,
+    U64,
 )
-"""The cards of each card's month, least valuable first (none for jokers)."""
-STEAL_VALUE = 1.5  # one junk card moved from an opponent to us
-POINT_VALUE = 10.0  # a point of score, in the units of CARD_VALUE
-EXPOSURE = 0.3  # share of a placed card's worth counted as given away (an opponent may take it)
-BOMB_BONUS = 5.0  # a bomb's worth beyond what it takes (pass tokens, steals, the shake it may count as)
-PASS_VALUE = -0.1  # a pass: slightly worse than any play that takes nothing
+from .view import View
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
@@ -140,6 +116,21 @@ class Greedy(_Base):
     """Values each play by the score and card worth it takes now, steals and ppuk risk."""
 
     name = "greedy"
+    kernel_compiled = True  # its decisions are what compiled_greedy's kernels compute
+
+    def batch_actions(self, batch: GameBatch, games: np.ndarray) -> np.ndarray | None:
+        """The fast path it declares (:mod:`gostop_env.seats`): on a compiled batch of its own
+        rules, its moves by the compiled greedy's kernel (:mod:`.compiled_greedy`; the same
+        moves, held equal by tests); None elsewhere, and for go/stop rules the kernel lacks."""
+        if batch.backend == "numpy" or batch.rules != self.rules:
+            return None
+        from . import compiled_greedy
+
+        row = compiled_greedy.seat_parameters(self)
+        if row is None:
+            return None
+        params = np.tile(row, (batch.rules.players, 1))
+        return compiled_greedy.greedy_actions(batch, params)[games]  # type: ignore[arg-type]
 
     def _play(self, view: View, masks: np.ndarray) -> np.ndarray:
         shake = masks[:, A.SHAKE : A.BOMB]

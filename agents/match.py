@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gostop_env.core import GameBatch, Rules, batch_class
-from gostop_env.policy import Policy, decide
+from gostop_env.policy import Policy
+from gostop_env.seats import controlled_actions
 
 
 def play_hands(
@@ -50,14 +51,16 @@ def play_out(
             compiled_greedy.play_out_greedy(batch, params)  # type: ignore[arg-type]
             return batch
     groups = _seats_by_policy(seat_policies)
+    policies = [policy for policy, _ in groups]
+    names = [f"seat {seats[0]}" if len(seats) == 1 else f"seats {list(seats)}" for _, seats in groups]
+    group_of_seat = np.zeros(batch.rules.players, np.int64)
+    for k, (_, seats) in enumerate(groups):
+        group_of_seat[list(seats)] = k
     while not batch.done.all():
         actions = np.full(len(batch), -1, np.int64)
         masks = batch.legal_action_mask()
-        for policy, seats in groups:
-            games = np.flatnonzero(~batch.done & np.isin(batch.seat, seats))
-            if games.size:
-                who = f"seat {seats[0]}" if len(seats) == 1 else f"seats {list(seats)}"
-                actions[games] = decide(policy, batch, games, masks, rng, who)
+        controller = np.where(batch.done, -1, group_of_seat[batch.seat.astype(np.int64)])
+        controlled_actions(batch, actions, controller, policies, masks, rng, names)
         if before_step is not None:
             before_step(batch, actions)
         batch.step(actions)

@@ -31,8 +31,9 @@ from .core.actions import integer_action
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .env_options import finite_number, flag, reset_options
-from .policy import Policy, decide, opponent_policies
+from .policy import Policy, opponent_policies
 from .render import RENDER_MODES, check_render_mode, render_frame, render_table, unsupported_render
+from .seats import play_opponents
 
 
 class GoStopEnv(gymnasium.Env):
@@ -154,12 +155,7 @@ class GoStopEnv(gymnasium.Env):
     # ---- inside a step -------------------------------------------------------------------
     def _play_opponents(self) -> None:
         """Let opponent policies move until the learner decides or the hand ends."""
-        while not self.batch.done[0] and int(self.batch.seat[0]) != self.seat:
-            seat = int(self.batch.seat[0])
-            policy = self.opponents[(seat - self.seat) % self.rules.players - 1]
-            masks = self.batch.legal_action_mask()
-            action = decide(policy, self.batch, np.array([0]), masks, self._rng, f"opponent at seat {seat}")
-            self.batch.step(action)
+        play_opponents(self.batch, self.seat, self.opponents, self._rng)
 
     def _end_hand(self) -> None:
         self._hand_over = True

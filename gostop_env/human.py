@@ -11,9 +11,10 @@ from .core import actions as A
 from .core import cards as C
 from .core.cards import card_name
 from .core.deck import check_seed, shuffled_decks
-from .policy import Policy, decide
+from .policy import Policy
 from .render import render_table
 from .replay import Replay, describe
+from .seats import opponent_action
 
 
 class LeftGame(Exception):
@@ -46,8 +47,7 @@ def play_in_terminal(
         if mover == seat:
             action = _ask(batch, seat, read, write)
         else:
-            policy = opponents[(mover - seat) % rules.players - 1]
-            action = int(decide(policy, batch, np.array([0]), batch.legal_action_mask(), rng, f"seat {mover}")[0])
+            action = opponent_action(batch, seat, opponents, rng)
             write(f"seat {mover}: {action_name(action)}")
         before = int(batch.stock_pos[0])
         events = batch.step([action]).game(0)

@@ -28,7 +28,8 @@ from .core.actions import integer_actions
 from .core.deck import check_seed, shuffled_decks
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape
 from .env_options import finite_number, flag
-from .policy import Policy, check_actions, decide, opponent_policies
+from .policy import Policy, check_actions, opponent_policies
+from .seats import controlled_actions
 
 REWARDS = ("chips", "win")
 
@@ -232,20 +233,18 @@ class LearnerGames:
         relative = (self.batch.seat.astype(np.int64) - self.learner) % self.rules.players
         opponent = self._opponent_of[np.arange(self.num_envs), np.maximum(relative - 1, 0)]
         masks = self.batch.legal_action_mask()
-        for k in range(1, self.rules.players):
-            seat_k = waiting & (relative == k)
-            for j in np.unique(opponent[seat_k]):
-                self._decide(actions, masks, seat_k & (opponent == j), self.opponents[j], f"opponent {k}")
+        for k in range(1, self.rules.players):  # opponent k's games, one call per policy
+            controller = np.where(waiting & (relative == k), opponent, -1)
+            names = [f"opponent {k}"] * len(self.opponents)
+            controlled_actions(self.batch, actions, controller, self.opponents, masks, self._opponent_rng, names)
         if self.learner_autoplay is not None:
-            self._decide(actions, masks, waiting & autoplay, self.learner_autoplay, "learner_autoplay")
+            controller = np.where(waiting & autoplay, 0, -1)
+            policies = [self.learner_autoplay]
+            controlled_actions(
+                self.batch, actions, controller, policies, masks, self._opponent_rng, ["learner_autoplay"]
+            )
         self.batch.step(actions)
         return True
-
-    def _decide(self, actions: np.ndarray, masks: np.ndarray, rows: np.ndarray, policy: Policy, who: str) -> None:
-        """Fill ``actions`` of the games flagged in ``rows`` with ``policy``'s choices."""
-        games = np.flatnonzero(rows)
-        if games.size:
-            actions[games] = decide(policy, self.batch, games, masks, self._opponent_rng, who)
 
     def _observations(self) -> np.ndarray:
         return encode(self.batch, self.learner, self.encoding)

@@ -11,6 +11,10 @@ and the seat they play) and must read it only through what that seat may know, e
 their choices. A policy that reads only the masks names ``"masks"`` and receives an
 ``(n, 0)`` array, so nothing is encoded for it. Runners build observations for any policy
 with :func:`observe`.
+
+A policy may also declare a fast path, ``batch_actions(batch, games)``: its actions in those
+games of a batch (for the seat to move in each), or None where it has none for that batch;
+:mod:`gostop_env.seats` takes it when present (the compiled greedy players declare one).
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ def test_an_agents_illegal_move_is_the_agents_fault(monkeypatch, capsys):
     from gostop.agents.greedy import Greedy
 
     monkeypatch.setattr(Greedy, "__call__", lambda self, obs, masks, rng: masks.argmin(axis=1))
+    monkeypatch.setattr(Greedy, "batch_actions", lambda self, batch, games: None)  # no kernel: __call__ decides
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", "greedy", "random", "--deals", "2"])
     assert exit_info.value.code == 1 and "a fault of that agent" in capsys.readouterr().err

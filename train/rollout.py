@@ -22,7 +22,8 @@ import numpy as np
 from gostop_env.core import GameBatch, Rules
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
-from gostop_env.policy import Policy, check_actions, decide
+from gostop_env.policy import Policy, check_actions
+from gostop_env.seats import controlled_actions
 
 LEARNER = -1
 """The controller of a seat the learner plays (opponents are indices into the league)."""
@@ -147,48 +148,18 @@ class SeatedGames:
         masks = batch.legal_action_mask()
         observations = encode(batch, seat, self.encoding)
         actions = np.full(self.games, -1, np.int64)
-        for j in np.unique(mover[mover >= 0]):
-            rows = np.flatnonzero(mover == j)
-            actions[rows] = self._opponent_actions(int(j), rows, observations, masks, rng)
+        encoded = (self.encoding, observations)  # encoded once, for the learner and the league alike
+        controlled_actions(batch, actions, mover, self.league.policies, masks, rng, encoded=encoded)
         rows = np.flatnonzero(mover == LEARNER)
         chosen, log_probs, values = learner(observations[rows], masks[rows], rng)
         actions[rows] = check_actions(chosen, masks[rows], "the learner")
         batch.step(actions)
         return observations[rows], masks[rows], chosen, log_probs, values, rows * self.rules.players + seat[rows]
 
-    def _opponent_actions(
-        self, j: int, rows: np.ndarray, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        policy = self.league.policies[j]
-        who = getattr(policy, "name", f"opponent {j}")
-        greedy = compiled_greedy_row(self.batch, policy)
-        if greedy is not None:  # the compiled greedy's kernel, as play_hands uses it
-            params = np.tile(greedy, (self.rules.players, 1))
-            return check_actions(greedy_actions(self.batch, params)[rows], masks[rows], who)
-        if policy.encoding == self.encoding:  # already encoded for the seat to move
-            return check_actions(policy(observations[rows], masks[rows], rng), masks[rows], who)
-        return decide(policy, self.batch, rows, masks, rng, who)
-
     def _rewards(self) -> np.ndarray:
         """Each (game, seat)'s final reward, flat: chips (scaled) or +1 / -1 / 0."""
         chips = self.batch.payments.astype(np.float32).reshape(-1)
         return (chips * self.reward_scale if self.reward == "chips" else np.sign(chips)).astype(np.float32)
-
-
-def compiled_greedy_row(batch: GameBatch, policy: Policy) -> np.ndarray | None:
-    """``policy``'s kernel parameters where ``batch`` runs compiled and ``policy`` is a greedy
-    the compiled kernels play (:mod:`gostop.agents.compiled_greedy`); None otherwise."""
-    if batch.backend == "numpy":
-        return None
-    from gostop.agents.compiled_greedy import seat_parameters
-
-    return seat_parameters(policy)
-
-
-def greedy_actions(batch: GameBatch, params: np.ndarray) -> np.ndarray:
-    from gostop.agents.compiled_greedy import greedy_actions as kernel
-
-    return kernel(batch, params)  # type: ignore[arg-type]
 
 
 def _samples(parts: list[tuple[np.ndarray, ...]], rewards: np.ndarray, encoding: str) -> Samples:

@@ -58,8 +58,9 @@ from gostop_env.core.deck import check_seed, shuffled_decks
 from gostop_env.core.rules import PRESETS
 from gostop_env.drawing import card_picture, table, to_svg
 from gostop_env.human import move_menu
-from gostop_env.policy import Policy, decide
+from gostop_env.policy import Policy
 from gostop_env.replay import Replay, describe
+from gostop_env.seats import opponent_action
 
 PAGE = Path(__file__).parent / "table_page.html"
 MAX_GAMES = 100
@@ -137,11 +138,7 @@ class TableGame:
         deadline = time.monotonic() + self.time_budget
         while not self.done and self.to_move != self.seat:
             mover = self.to_move
-            policy = self.policies[(mover - self.seat) % self.rules.players - 1]
-            action = decide(
-                policy, self.batch, np.array([0]), self.batch.legal_action_mask(), self.rng, f"seat {mover}"
-            )
-            self._step(int(action[0]), f"seat {mover}")
+            self._step(opponent_action(self.batch, self.seat, self.policies, self.rng), f"seat {mover}")
             if time.monotonic() >= deadline:  # at least one move a request: it always goes on
                 return
 
