@@ -1,4 +1,4 @@
-"""The shipped models (``model:ppo``, ``model:expert``, ``model:expert_ppo``, ``model:expert3``):
+"""The shipped models (``model:ppo``, ``model:expert``, ``model:expert_ppo``, ``model:expert3``, ``model:scratch``):
 each loads by name, records how it was made, refuses other rules, beats greedy, decides the
 same whatever the hidden cards; ``model:ppo`` is playable."""
 
@@ -26,6 +26,7 @@ SHIPPED = {  # name: (players, preset, the command that made it)
     "expert": (2, "seed", "gostop train expert"),
     "expert_ppo": (2, "seed", "gostop train expert_ppo"),
     "expert3": (3, "korean", "gostop train expert3"),
+    "scratch": (2, "seed", "gostop train scratch"),
 }
 
 
@@ -45,6 +46,9 @@ def test_ppo_was_fine_tuned_and_the_experts_cloned():
     for name in ("expert", "expert3"):
         config = read_meta(SHIPPED_MODELS / name)["trained"]["config"]
         assert config["ppo"]["timesteps"] == 0 and config["bc"]["teacher"] == "search"
+    scratch = read_meta(SHIPPED_MODELS / "scratch")["trained"]  # no teacher: no cloning, no starting model
+    assert scratch["config"]["bc"] is None and scratch["config"]["ppo"]["init"] is None
+    assert scratch["config"]["trainer"] == "batched" and scratch["timesteps"] >= 50_000_000
     fine_tuned = read_meta(SHIPPED_MODELS / "expert_ppo")["trained"]
     assert fine_tuned["timesteps"] >= 5_000_000 and fine_tuned["config"]["ppo"]["init"] == "expert"
 
@@ -65,7 +69,9 @@ def test_a_shipped_model_decides_the_same_whatever_the_hidden_cards(name):
         batch.step(random_legal_actions(batch.legal_bits, rng))
 
 
-@pytest.mark.parametrize(("name", "deals"), [("ppo", 400), ("expert", 400), ("expert_ppo", 400), ("expert3", 200)])
+@pytest.mark.parametrize(
+    ("name", "deals"), [("ppo", 400), ("expert", 400), ("expert_ppo", 400), ("expert3", 200), ("scratch", 400)]
+)
 def test_shipped_model_beats_greedy_on_a_few_hundred_deals(name, deals):
     """The full checks are in the model cards (20,000 and 5,000 deals); a few hundred
     already put each clear of zero."""
@@ -104,6 +110,6 @@ def test_a_shipped_model_refuses_rules_it_was_not_trained_for(name):
 def test_unknown_shipped_model_lists_what_exists():
     from gostop.agents.registry import make_agent
 
-    with pytest.raises(ValueError, match=r"shipped model: \['expert', 'expert3', 'expert_ppo', 'ppo'\]"):
+    with pytest.raises(ValueError, match=r"shipped model: \['expert', 'expert3', 'expert_ppo', 'ppo', 'scratch'\]"):
         make_agent("model:nope")
     assert json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())["format"] == "gostop-model/2"
