@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -190,8 +189,9 @@ class BatchedRun:
         self.rng = np.random.default_rng(config.seed)
         rules = config.rules
         names = list(config.opponents.pool)
-        self.league = League([make_agent(n, rules) for n in names], list(config.opponents.pool.values()))
-        self.league.self_play = config.opponents.self_play
+        self.league = League(
+            [make_agent(n, rules) for n in names], list(config.opponents.pool.values()), config.opponents.self_play
+        )
         for folder in self.state["snapshots"]:
             self.league.add(_snapshot(folder, config), 0.0)
         self.league.set_weights(_league_weights(config, len(self.state["snapshots"])))
@@ -218,7 +218,7 @@ class BatchedRun:
 
     def _start_weights(self) -> None:
         if self.config.bc is not None:
-            _behaviour_cloning(self.config, SimpleNamespace(policy=self.network), self.out, False, self.log)
+            _behaviour_cloning(self.config, self.network, self.out, False, self.log)
         if self.config.ppo.init is not None:
             _start_from_model(self.network, self.config.ppo.init, self.config)
             self.log(f"starting from model {self.config.ppo.init}")

@@ -80,7 +80,7 @@ def _train(config: TrainConfig, out: Path, resume: bool, progress: bool, log: Lo
     else:
         model = _new_model(config, env, out)
         if config.bc is not None:
-            _behaviour_cloning(config, model, out, progress, log)
+            _behaviour_cloning(config, model.policy, out, progress, log)
         if config.ppo.init is not None:
             start_from_model(model.policy, config.ppo.init, config)
             log(f"starting from model {config.ppo.init}")
@@ -97,7 +97,7 @@ def _clone_only(config: TrainConfig, out: Path, resume: bool, progress: bool, lo
         raise ValueError(f"{out}: a run of behaviour cloning alone (ppo.timesteps = 0) has nothing to resume")
     pool = _make_pool(config, {"snapshots": []})
     model = _new_model(config, _make_env(config, pool, seed=config.seed), out)
-    _behaviour_cloning(config, model, out, progress, log)
+    _behaviour_cloning(config, model.policy, out, progress, log)
     folder = save_model(playable_network(model.policy), out / "model", model_meta(config, 0))
     record_evaluation(folder, config, out, 0, log)
     write_json_atomic(out / "state.json", {"timesteps": 0, "checkpoint": None, "snapshots": []})
@@ -232,7 +232,8 @@ def _new_model(config: TrainConfig, env: GoStopVecEnv, out: Path) -> Any:
     )
 
 
-def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: bool, log: Log) -> None:
+def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bool, log: Log) -> None:
+    """Fit ``policy`` (the network, of either trainer) to ``bc.teacher``'s demonstrations."""
     from tqdm import tqdm
 
     from .bc import clone, collect
@@ -247,7 +248,7 @@ def _behaviour_cloning(config: TrainConfig, model: Any, out: Path, progress: boo
         demos = demos.only(np.flatnonzero(demos.go_stop))
     log(f"behaviour cloning on {len(demos)} decisions of {bc.teacher} ({int(demos.go_stop.sum())} go/stop)")
     history = clone(
-        model.policy,
+        policy,
         demos,
         bc.epochs,
         bc.batch_size,

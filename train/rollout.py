@@ -22,6 +22,7 @@ import numpy as np
 from gostop_env.core import GameBatch, Rules
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
+from gostop_env.learner_games import OpponentPool
 from gostop_env.policy import Policy, check_actions
 from gostop_env.seats import controlled_actions
 
@@ -59,33 +60,18 @@ class RoundFigures:
     chips_vs_league: float | None
 
 
-class League:
-    """The opponents a seat can be given: named policies (and snapshots) with weights, and
-    the learner itself with weight ``self_play``."""
+class League(OpponentPool):
+    """The opponents a seat can be given: an :class:`~gostop_env.learner_games.OpponentPool`
+    of named policies (and snapshots) with weights, and beside it the learner itself with
+    weight ``self_play``."""
 
     def __init__(self, policies: Sequence[Policy], weights: Sequence[float], self_play: float = 0.0):
         if len(policies) != len(weights):
             raise ValueError(f"{len(policies)} policies but {len(weights)} weights")
-        self.policies = list(policies)
-        self.weights = [float(w) for w in weights]
+        super().__init__(policies, weights)
+        if not (np.isfinite(self_play) and self_play >= 0) or self_play + self.weights.sum() <= 0:
+            raise ValueError(f"league weights must be finite, >= 0 and with a positive sum, got {self_play}")
         self.self_play = float(self_play)
-        self._check()
-
-    def add(self, policy: Policy, weight: float) -> None:
-        self.policies.append(policy)
-        self.weights.append(float(weight))
-        self._check()
-
-    def set_weights(self, weights: Sequence[float]) -> None:
-        if len(weights) != len(self.policies):
-            raise ValueError(f"need {len(self.policies)} weights, got {len(weights)}")
-        self.weights = [float(w) for w in weights]
-        self._check()
-
-    def _check(self) -> None:
-        every = [self.self_play, *self.weights]
-        if any(not np.isfinite(w) or w < 0 for w in every) or sum(every) <= 0:
-            raise ValueError(f"league weights must be finite, >= 0 and with a positive sum, got {every}")
 
     def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` controllers: ``LEARNER`` or an index into ``policies``."""

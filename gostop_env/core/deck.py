@@ -92,7 +92,7 @@ def validate_deck(rules: Rules, deck: Sequence[int] | np.ndarray) -> np.ndarray:
 def shuffled_decks(rules: Rules, rng: np.random.Generator, count: int) -> np.ndarray:
     """``count`` random deck orders (``(count, deck_size)`` int8), void deals redrawn (§3.2)."""
     decks = rng.permuted(np.tile(cards_in_play(rules), (count, 1)), axis=1)
-    for i in np.flatnonzero(_maybe_void(rules, decks)):
+    for i in _void_rows(rules, decks):
         while void_month(rules, decks[i]) is not None:
             decks[i] = rng.permutation(cards_in_play(rules))
     return decks
