@@ -19,7 +19,6 @@ can see (its pile, the layout, the unseen cards, the public counters), as the po
 from __future__ import annotations
 
 import functools
-import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +28,7 @@ import numpy as np
 from gostop_env.core import actions as A
 from gostop_env.core import cards as C
 from gostop_env.core.batch import GameBatch
-from gostop_env.core.compiled import (
+from gostop_env.core.compiled.kernels import (
     BOMB_HIGH_SHIFT,
     BOMB_SHIFT,
     CHOOSE_SHIFT,
@@ -38,19 +37,25 @@ from gostop_env.core.compiled import (
     PLAY,
     R_TARGET,
     SHAKE_SHIFT,
+    U0,
+    U1,
+    WITHOUT_RUNTIME,
     CompiledGameBatch,
     EventArrays,
+    U,
     at,
     bit,
     chunk,
+    compile_loop,
     flat_events,
+    inline,
+    jit,
     lowest_bit,
     popcount,
     read_pile,
     step_game,
 )
 from gostop_env.core.events import BatchEvents
-from gostop_env.core.numba_kit import U0, U1, WITHOUT_RUNTIME, U, inline, jit
 from gostop_env.policy import Policy
 
 from .go_stop import AlwaysStop, Threshold
@@ -261,38 +266,32 @@ def _play_out_games(s: Any, ev: Any, t: Any, options: Any, legal: Any, params: A
 
 @functools.cache
 def _play_out_loop(parallel: bool) -> Any:
-    """The batch loop on one thread or on numba's threads (a renamed copy, so that the two
-    never share an entry of numba's disk cache)."""
-    f = _play_out_games
-    if parallel:
-        f = types.FunctionType(f.__code__, f.__globals__, f"{f.__name__}_parallel")
-        f.__qualname__ = f.__name__
-    return numba.njit(cache=True, nogil=True, parallel=parallel, **WITHOUT_RUNTIME)(f)
+    """The batch loop on one thread or on numba's threads."""
+    return compile_loop(_play_out_games, parallel)
 
 
 def play_out_greedy(batch: CompiledGameBatch, params: np.ndarray) -> None:
     """Play every game of ``batch`` to its end in place, seat s deciding as the greedy of
     ``params[s]`` (:func:`compiled_seats`); what each step did (its events) is not kept."""
-    options, tables = batch._rules_arguments()
+    options, tables = batch.rule_arguments()
     legal = batch.legal_bits.copy()
     scratch = BatchEvents.empty(len(batch), batch.rules.players)  # what the steps write, dropped
     events = EventArrays(scratch.counts, scratch.captured, scratch.stolen, scratch.payments)
     deck = U((1 << batch.rules.deck_size) - 1)
     loop = _play_out_loop(batch.chunks() > 1)
-    loop(batch._state(), events, tables, options, legal, np.ascontiguousarray(params), deck, batch.chunks())
-    batch._legal = legal
-    batch._new_events()
+    loop(batch.kernel_state(), events, tables, options, legal, np.ascontiguousarray(params), deck, batch.chunks())
+    batch.played_in_place(legal)
 
 
 def greedy_actions(batch: CompiledGameBatch, params: np.ndarray) -> np.ndarray:
     """The action the greedy of ``params[seat]`` takes in each game (-1 where it is over)."""
     actions = np.empty(len(batch), np.int64)
     _greedy_actions(
-        batch._state(),
+        batch.kernel_state(),
         batch.legal_bits,
         np.ascontiguousarray(params),
         U((1 << batch.rules.deck_size) - 1),
-        batch._rules_arguments()[0],
+        batch.rule_arguments()[0],
         actions,
     )
     return actions

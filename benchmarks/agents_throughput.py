@@ -41,7 +41,7 @@ from gostop.agents.match import play_hands
 from gostop.agents.registry import make_agent
 from gostop.train.bc import collect
 from gostop_env.core import GameBatch, Rules, available_backends
-from gostop_env.core.batch import BACKEND_VARIABLE
+from gostop_env.core.backends import BACKEND_VARIABLE
 from gostop_env.core.deck import shuffled_decks
 
 RULES = Rules()

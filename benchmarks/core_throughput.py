@@ -46,7 +46,8 @@ from typing import Any
 import numpy as np
 
 from gostop_env.core import GameBatch, Phase, ReferenceGame, Rules, random_legal_actions
-from gostop_env.core.batch import available_backends, batch_class
+from gostop_env.core.backends import available_backends
+from gostop_env.core.batch import batch_class
 from gostop_env.core.deck import shuffled_decks
 
 

@@ -10,7 +10,7 @@ agree, and plays on:
   (what ``numba`` does);
 - *NumPy draws, threaded pick*: ``rng.random`` then the picker on numba's threads;
 - *drawn on the threads*: each thread draws its own games' numbers inside the picker
-  (``gostop_env.core.pcg64``; what ``numba-parallel`` does);
+  (``gostop_env.core.compiled.pcg64``; what ``numba-parallel`` does);
 - *flatnonzero*: ``np.flatnonzero(batch.done)``; *done_games*: the compiled backend's
   ``batch.done_games()``.
 
@@ -28,7 +28,8 @@ import numpy as np
 from core_throughput import CoreLoop
 
 from gostop_env.core import Rules
-from gostop_env.core.compiled import PARALLEL, SERIAL, drawn_actions, random_actions
+from gostop_env.core.compiled.loops import PARALLEL, SERIAL
+from gostop_env.core.compiled.picker import drawn_actions, random_actions
 
 PICKS = ("NumPy draws, one-thread pick", "NumPy draws, threaded pick", "drawn on the threads")
 LISTS = ("flatnonzero", "done_games")

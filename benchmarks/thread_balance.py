@@ -2,7 +2,7 @@
 
 ``numba-parallel`` splits a batch into one range of consecutive games per thread, and each
 step moves the bounds between the ranges toward equal times (``rebalance`` in
-``gostop_env/core/compiled.py``): on a shared machine one core can run slower than the other
+``gostop_env/core/compiled/threads.py``): on a shared machine one core can run slower than the other
 for seconds at a time, and with even ranges every step then waits on the slow one. This
 runs the loop of ``core_throughput.py`` (random legal play, finished games dealt again from
 a pool of shuffled decks) on ``numba-parallel`` in one process, in blocks of
@@ -27,7 +27,7 @@ import numpy as np
 from core_throughput import _DeckPool
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
-from gostop_env.core.batch import available_backends
+from gostop_env.core.backends import available_backends
 
 BLOCK = 20  # steps per block of one kind of ranges
 SETTLE = 10  # steps at the start of each block left untimed
@@ -37,7 +37,7 @@ def compare(rules: Rules, batch_size: int, seconds: float, seed: int) -> dict[st
     """Random play for about ``seconds``, alternating blocks of even and balanced ranges;
     returns each timed block's step ns/decision (``even``, ``balanced``) and the slowest over
     the fastest range's ticks of each timed even step (``uneven``)."""
-    from gostop_env.core.compiled import even_bounds  # needs numba, which main checks first
+    from gostop_env.core.compiled.threads import even_bounds  # needs numba, which main checks first
 
     rng = np.random.default_rng(seed)
     batch = GameBatch.from_seed(rules, rng, batch_size, backend="numba-parallel")

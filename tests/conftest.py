@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules
-from gostop_env.core.batch import STATE_FIELDS, available_backends
+from gostop_env.core.backends import available_backends
 from gostop_env.core.bitboard import bit
 from gostop_env.core.deck import DEAL_PACKETS, DEALT, cards_in_play
 from gostop_env.core.position import Position
+from gostop_env.core.state import STATE_FIELDS
 
 PRESETS = ("seed", "korean")
 

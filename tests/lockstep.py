@@ -7,10 +7,11 @@ import numpy as np
 from conftest import BACKENDS, check_invariants
 
 from gostop_env.core import GameBatch, ReferenceGame, Rules, random_legal_actions
-from gostop_env.core.batch import STATE_FIELDS, batch_class
+from gostop_env.core.batch import batch_class
 from gostop_env.core.cards import bits
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.core.events import BatchEvents
+from gostop_env.core.state import STATE_FIELDS
 
 MAX_DECISIONS = 120  # a hand has at most ~3 decisions per card; far fewer in practice
 

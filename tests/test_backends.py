@@ -16,9 +16,10 @@ from conftest import BACKENDS, needs_numba
 from lockstep import play_lockstep, same_arrays
 
 from gostop_env.core import GameBatch, IllegalActionError, Phase, Rules, random_legal_actions
-from gostop_env.core.batch import BACKEND_VARIABLE, STATE_FIELDS, available_backends, default_backend
-from gostop_env.core.batch import BACKENDS as ALL_BACKENDS
+from gostop_env.core.backends import BACKEND_VARIABLE, available_backends, default_backend
+from gostop_env.core.backends import BACKENDS as ALL_BACKENDS
 from gostop_env.core.deck import shuffled_decks
+from gostop_env.core.state import STATE_FIELDS
 
 
 def test_unknown_backend_is_refused_by_name():
@@ -97,7 +98,7 @@ def test_deals_in_a_batch_large_enough_to_ask_for_cache_lines_ahead():
     """From ``PREFETCH_FROM`` games on, a deal asks for the rows of the games it deals next
     before it writes them; the games come out as the NumPy core's (3 players and a joker:
     the longest rows of every per-seat and events array)."""
-    from gostop_env.core.compiled import PREFETCH_FROM
+    from gostop_env.core.compiled.deal import PREFETCH_FROM
 
     rules = Rules.preset("korean", players=3, jokers=1)
     rng = np.random.default_rng(5)
@@ -115,15 +116,17 @@ def test_deals_in_a_batch_large_enough_to_ask_for_cache_lines_ahead():
 
 
 @needs_numba
-def test_a_deal_asks_ahead_for_every_state_array():
-    """``prefetch_deal`` names each state array, as ``reset_game`` does: one left out would
-    change no result, only be slow, so no other test would see it."""
-    import inspect
+def test_code_written_from_the_state_declaration_names_every_state_array():
+    """``per_field`` writes one statement per kernel state array, by its declared shape, in
+    declaration order, leaving out only those asked: how ``reset_game`` and ``prefetch_deal``
+    are written, so that a new field cannot be left out of a deal."""
+    from gostop_env.core.compiled.arrays import KERNEL_FIELDS, per_field
+    from gostop_env.core.state import GAME, MONTH, SEAT, STOCK
 
-    from gostop_env.core.compiled import KERNEL_FIELDS, prefetch_deal
-
-    source = inspect.getsource(prefetch_deal.py_func)
-    assert [name for name in KERNEL_FIELDS if f"_prefetch(s.{name}," not in source] == []
+    lines = per_field({shape: f"{shape} {{name}}" for shape in (GAME, SEAT, MONTH, STOCK)}, skip=("stock",))
+    written = [line.split() for line in lines.splitlines()]
+    assert [name for _, name in written] == [name for name in KERNEL_FIELDS if name != "stock"]
+    assert all(shape == STATE_FIELDS[name].shape for shape, name in written)
 
 
 @pytest.mark.parametrize("backend", available_backends())
@@ -176,15 +179,16 @@ def test_kernels_are_called_with_the_types_they_were_compiled_for(backend, monke
     and other-typed actions and indices, state arrays replaced by non-contiguous, read-only
     or other-typed ones), passes exactly the types the entry point was compiled for; and
     the games stay equal to the NumPy core's."""
-    from gostop_env.core import compiled
+    from gostop_env.core.compiled import backend as compiled
+    from gostop_env.core.compiled import loops
 
     called = set()
 
     def checked(kernel, *args):
         if kernel not in called:  # found afresh, from this test's arguments
-            compiled.ENTRY_POINTS.pop(kernel, None)
+            loops.ENTRY_POINTS.pop(kernel, None)
         real_run_kernel(kernel, *args)
-        entry = compiled.ENTRY_POINTS[kernel]
+        entry = loops.ENTRY_POINTS[kernel]
         (signature,) = [sig for sig, result in kernel.overloads.items() if result.entry_point is entry]
         assert tuple(kernel.typeof_pyval(a) for a in args) == signature, kernel
         called.add(kernel)
@@ -282,7 +286,8 @@ def test_small_batches_of_numba_parallel_run_on_one_thread(monkeypatch):
     its numbers on the threads from ``kernel_draws_from`` games on."""
     import numba
 
-    from gostop_env.core.compiled import PARALLEL, SERIAL, ParallelGameBatch
+    from gostop_env.core.compiled import ParallelGameBatch
+    from gostop_env.core.compiled.loops import PARALLEL, SERIAL
 
     monkeypatch.setattr(ParallelGameBatch, "parallel_from", 100)
     monkeypatch.setattr(ParallelGameBatch, "kernel_draws_from", 200)
@@ -290,9 +295,12 @@ def test_small_batches_of_numba_parallel_run_on_one_thread(monkeypatch):
     assert small.loops() is SERIAL and small.chunks() == 1
     assert large.loops() is PARALLEL and large.chunks() == numba.get_num_threads()
     picked = []
-    monkeypatch.setattr("gostop_env.core.compiled.random_actions", lambda bits, draws, loops: picked.append(loops))
     monkeypatch.setattr(
-        "gostop_env.core.compiled.drawn_actions", lambda bits, rng, loops, chunks: picked.append((loops, chunks))
+        "gostop_env.core.compiled.backend.random_actions", lambda bits, draws, loops: picked.append(loops)
+    )
+    monkeypatch.setattr(
+        "gostop_env.core.compiled.backend.drawn_actions",
+        lambda bits, rng, loops, chunks: picked.append((loops, chunks)),
     )
     for batch in (small, large, larger):
         random_legal_actions(batch.legal_bits, np.random.default_rng(0), "numba-parallel")
@@ -318,7 +326,7 @@ def test_rebalance_moves_each_bound_halfway_toward_equal_times():
     """After a step the bounds between the threads' ranges move halfway toward where the
     ranges' rates would have finished them together; they stay where a time is missing,
     and no range falls below its least share."""
-    from gostop_env.core.compiled import MIN_SHARE, rebalance
+    from gostop_env.core.compiled.threads import MIN_SHARE, rebalance
 
     bounds = np.array([0, 50, 100], np.int64)
     rebalance(bounds, np.array([100, 50], np.int64))  # range 0 ran at half range 1's rate
@@ -341,7 +349,8 @@ def test_uneven_thread_ranges_change_no_result(monkeypatch):
     """Whatever the bounds between the threads' ranges (here three ranges, the first two of
     one game each at first), every array equals the one-thread backend's, and the first
     illegal action is still the one named."""
-    from gostop_env.core.compiled import HAS_TICKS, ParallelGameBatch
+    from gostop_env.core.compiled import ParallelGameBatch
+    from gostop_env.core.compiled.intrinsics import HAS_TICKS
 
     monkeypatch.setattr(ParallelGameBatch, "chunks", lambda self: 3)
     rules = Rules.preset("korean", players=3, jokers=1)
@@ -392,7 +401,8 @@ def test_draws_made_in_the_kernel_are_numpys_own(games):
     """The picker that draws its own numbers (each range of games from the PCG64 state jumped
     ahead to it) picks what NumPy's draws pick, however many ranges, and leaves the generator
     as ``Generator.random`` leaves it: its buffered 32-bit draw too, so later draws agree."""
-    from gostop_env.core.compiled import PARALLEL, SERIAL, drawn_actions
+    from gostop_env.core.compiled.loops import PARALLEL, SERIAL
+    from gostop_env.core.compiled.picker import drawn_actions
 
     rules = Rules.preset("seed", players=3, jokers=2)
     batch = GameBatch.from_seed(rules, 8, max(games, 1), backend="numpy")
@@ -416,7 +426,8 @@ def test_draws_made_in_the_kernel_are_numpys_own(games):
 @pytest.mark.parametrize("bit_generator", (np.random.Philox, np.random.MT19937, np.random.PCG64DXSM))
 def test_draws_from_other_bit_generators_are_made_by_numpy(bit_generator):
     """A generator on another bit generator than PCG64 draws through NumPy: the same picks."""
-    from gostop_env.core.compiled import PARALLEL, drawn_actions
+    from gostop_env.core.compiled.loops import PARALLEL
+    from gostop_env.core.compiled.picker import drawn_actions
 
     bits = GameBatch.from_seed(Rules(), 2, 3000, backend="numpy").legal_bits
     numpy_rng, kernel_rng = (np.random.Generator(bit_generator(4)) for _ in range(2))
@@ -428,7 +439,7 @@ def test_draws_from_other_bit_generators_are_made_by_numpy(bit_generator):
 @needs_numba
 def test_pcg64_jumps_ahead_as_numpy_advances():
     """The kernels' jump ahead of a PCG64 state against NumPy's own ``advance``."""
-    from gostop_env.core import pcg64
+    from gostop_env.core.compiled import pcg64
 
     for draws in (0, 1, 2, 3, 1000, 65537, 2**40 + 7):
         bit_generator = np.random.PCG64(draws)
@@ -443,7 +454,7 @@ def test_pcg64_jumps_ahead_as_numpy_advances():
 def test_threaded_action_picker_picks_what_numpy_picks(players):
     """At a batch large enough for numba's threads to draw in the kernel: the same picks as
     the NumPy core's and the one-thread backend's, and the generators left alike."""
-    from gostop_env.core.compiled import KERNEL_DRAWS_FROM
+    from gostop_env.core.compiled.picker import KERNEL_DRAWS_FROM
 
     rules = Rules.preset("seed", players=players, jokers=2)
     batch = GameBatch.from_seed(rules, 5, KERNEL_DRAWS_FROM + 3, backend="numpy")
@@ -478,7 +489,7 @@ def test_done_games_lists_the_games_that_are_over(backend, monkeypatch):
 def test_compiled_bit_helpers_match_plain_python():
     """The LLVM bit intrinsics and both rank-selects (``pdep`` where the CPU has BMI2, the
     loop everywhere) against plain Python on random words, 0 and the top bit included."""
-    from gostop_env.core import compiled as K
+    from gostop_env.core.compiled import intrinsics as K
 
     rng = np.random.default_rng(9)
     words = [0, 1, 1 << 63, (1 << 64) - 1, *(int(w) for w in rng.integers(0, 2**63, 300, dtype=np.uint64))]

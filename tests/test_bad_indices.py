@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
-from gostop_env.core.batch import STATE_FIELDS, available_backends
+from gostop_env.core.backends import available_backends
 from gostop_env.core.deck import shuffled_decks
+from gostop_env.core.state import STATE_FIELDS
 
 BACKENDS = available_backends()
 RULES = Rules.preset("seed", players=2)

@@ -15,7 +15,7 @@ import pytest
 
 import gostop_env
 from gostop_env.core import Rules
-from gostop_env.core.batch import available_backends
+from gostop_env.core.backends import available_backends
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -108,7 +108,7 @@ def test_capacities_come_from_the_ranges_each_step_timed(monkeypatch: pytest.Mon
     """A loop on two threads gives, per step, the sum over threads of the fastest one's ticks
     per game over each one's, from the bounds the step ran on (it moves them after timing);
     a loop on one thread gives none."""
-    compiled = pytest.importorskip("gostop_env.core.compiled")
+    compiled = pytest.importorskip("gostop_env.core.compiled.backend")
     throughput = load_benchmark("core_throughput")
     monkeypatch.setattr(compiled.ParallelGameBatch, "chunks", lambda self: 2)
     loop = throughput.CoreLoop(Rules(), 64, backend="numba-parallel")
@@ -134,7 +134,7 @@ def test_warm_up_loads_the_threaded_kernels(monkeypatch: pytest.MonkeyPatch):
     """The warm-up runs a batch that numba-parallel spreads over its threads: with a smaller
     one, the threaded kernels would load (or compile) inside the first timed run. (The
     suite's fixture sets ``parallel_from`` to 0; the warm-up must follow the real one.)"""
-    compiled = pytest.importorskip("gostop_env.core.compiled")
+    compiled = pytest.importorskip("gostop_env.core.compiled.backend")
     throughput = load_benchmark("core_throughput")
     batches: list[int] = []
 
@@ -205,7 +205,7 @@ def test_thread_balance_sets_the_even_blocks_back_to_even_ranges(monkeypatch: py
     """Every step of an even block starts from even bounds, and a balanced block's steps
     from the bounds the step before left, here after every step uneven as if a thread had
     been slow."""
-    compiled = pytest.importorskip("gostop_env.core.compiled")
+    compiled = pytest.importorskip("gostop_env.core.compiled.backend")
     balance = load_benchmark("thread_balance")
     monkeypatch.setattr(compiled.ParallelGameBatch, "chunks", lambda self: 3)
     seen: list[list[int]] = []

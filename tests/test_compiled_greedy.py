@@ -11,8 +11,8 @@ from conftest import PRESETS, needs_numba
 from gostop.agents import AlwaysStop, Greedy, SimpleGreedy, Threshold, make_agent
 from gostop.agents.match import play_out
 from gostop_env.core import Rules, batch_class, random_legal_actions
-from gostop_env.core.batch import STATE_FIELDS
 from gostop_env.core.deck import shuffled_decks
+from gostop_env.core.state import STATE_FIELDS
 from gostop_env.policy import observe
 
 pytestmark = needs_numba

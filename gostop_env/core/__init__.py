@@ -9,14 +9,17 @@
 - :mod:`.scoring`: §7 scoring, the reference's set reading beside the core's bitboards.
 - :mod:`.bitboard`: sets of cards as ``uint64`` bitboards, and their helpers.
 - :mod:`.reference`: the one-game reference engine, the executable rule book.
-- :mod:`.batch`: the vectorised core, :class:`GameBatch`, and the choice of backend.
-- :mod:`.compiled`: the compiled backend (numba, the ``fast`` extra), loaded when asked for;
-  :mod:`.pcg64`: NumPy's PCG64 draws made inside its kernels; :mod:`.numba_kit`: numba's
-  settings and typed constants both share.
+- :mod:`.state`: the batched core's state arrays, declared once (:class:`~.state.GameState`).
+- :mod:`.numpy_engine`: the rules as NumPy operations on every game of a batch at once.
+- :mod:`.batch`: the batched core's API, :class:`GameBatch`.
+- :mod:`.backends`: which engines can step a batch, and the choice of one.
+- :mod:`.compiled`: the compiled backend (numba, the ``fast`` extra), loaded when asked for.
+- :mod:`.indices`: game indices checked before any engine reads them.
 """
 
 from .actions import NUM_ACTIONS, IllegalActionError, Phase, action_name
-from .batch import GameBatch, available_backends, batch_class, default_backend, random_legal_actions
+from .backends import available_backends, default_backend
+from .batch import GameBatch, batch_class, random_legal_actions
 from .cards import card_name
 from .events import Event, Events
 from .outcomes import Result

@@ -12,7 +12,7 @@ import numpy as np
 
 U = np.uint64
 """The kernels' word: uint64 mixed with int64 would become float64, so constants are typed."""
-U0, U1 = U(0), U(1)
+U0, U1, U2, U15, U63 = U(0), U(1), U(2), U(15), U(63)
 
 WITHOUT_RUNTIME: dict[str, Any] = {"_nrt": False}
 """Compile without numba's reference-counting runtime (its ``_nrt`` option): the kernels
