@@ -5,7 +5,7 @@ PettingZoo's order checks itself, see :func:`env`); ``gostop_env.gostop_v0`` exp
 under the versioned name.
 Agents are ``player_0`` (the dealer, first to move), ``player_1`` and, with 3 players,
 ``player_2``. The same agent may act several times in a row (shake then play, a choice,
-go/stop). No rule is decided here: the hand is a
+go/stop). No rule is decided here: by default the hand is a
 :class:`~gostop_env.core.ReferenceGame`, the core's single-game engine (checked step by step
 against the vectorised core), which is far cheaper than a batch of one; observations come
 from :func:`~gostop_env.encodings.encode_game`, equal to the batched encodings.
@@ -18,7 +18,10 @@ Options:
     (default: IllegalActionError naming the legal actions) or ``"penalize"`` (PettingZoo's
     classic convention: the hand ends, the offender gets ``illegal_reward``, others 0).
     reward_scale: rewards are chips × this (default 1). render_mode: ``"ansi"``, ``"human"`` or
-    ``"rgb_array"`` (an image of the table, :mod:`gostop_env.drawing`).
+    ``"rgb_array"`` (an image of the table, :mod:`gostop_env.drawing`). backend:
+    ``"reference"`` (default: the one-hand engine) or a batched core's engine, ``"numpy"``,
+    ``"numba"`` or ``"numba-parallel"``, playing a batch of one
+    (:class:`~gostop_env.batch_game.BatchGame`): the same hands from the same seeds.
 
 An action is an integer id (Python or NumPy); anything else (a float, a string, or None for
 an agent that is to move) is a TypeError in either mode, never rounded. ``reset(options=...)``
@@ -52,7 +55,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
-from .core import NUM_ACTIONS, Events, IllegalActionError, Phase, ReferenceGame, Rules
+from .batch_game import REFERENCE, BatchGame
+from .core import NUM_ACTIONS, Events, IllegalActionError, Phase, ReferenceGame, Rules, batch_class
 from .core.actions import integer_action
 from .core.cards import bits
 from .core.deck import check_seed
@@ -107,9 +111,13 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         illegal_reward: float = -10.0,
         reward_scale: float = 1.0,
         render_mode: str | None = None,
+        backend: str = REFERENCE,
     ):
         super().__init__()
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
+        if backend != REFERENCE:
+            batch_class(backend)  # ValueError for an unknown engine, ImportError for one not installed
+        self.backend = backend
         encoding_shape(encoding)  # raises on an unknown encoding
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
@@ -129,7 +137,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._action_space: gymnasium.spaces.Discrete = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._rng = np.random.default_rng()
         self._carry = 0
-        self.game: ReferenceGame | None = None
+        self.game: ReferenceGame | BatchGame | None = None
         self._scores: list[int] = []
         self._chongtong = (0, self._no_payments())  # chongtong deals skipped before this hand, their payments
         self._last_events = Events(players)
@@ -172,10 +180,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         skipped: list[list[int]] = []
         while True:
             carry = self._carry if self.nagari_carry else 0
-            if deck is None:
-                self.game = ReferenceGame.from_shuffle(self.rules, self._rng, carry)
-            else:
-                self.game = ReferenceGame(self.rules, deck, carry)  # checks the deck (ValueError saying why)
+            self.game = self._new_game(deck, carry)
             self.deck = self.game.deck  # the current hand's deck order, top card first
             if not self.game.done:
                 return skipped
@@ -183,6 +188,17 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                 raise ValueError("the given deck deals a chongtong: the hand ends before any decision")
             skipped.append(list(self.game.payments))
             self._carry = 0
+
+    def _new_game(self, deck: Any, carry: int) -> ReferenceGame | BatchGame:
+        """A hand dealt from ``deck`` (checked: ValueError saying why), or shuffled by the
+        env's generator, on the env's engine."""
+        if self.backend == REFERENCE:
+            if deck is None:
+                return ReferenceGame.from_shuffle(self.rules, self._rng, carry)
+            return ReferenceGame(self.rules, deck, carry)
+        if deck is None:
+            return BatchGame.from_shuffle(self.rules, self._rng, carry, self.backend)
+        return BatchGame.from_deck(self.rules, deck, carry, self.backend)
 
     def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
         if not self._has_reset:
@@ -281,7 +297,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         seat = self._seat_of[agent]
-        observation = encode_game(self.game, seat, self.encoding, self._scores)
+        if isinstance(self.game, BatchGame):
+            observation = self.game.observe(seat, self.encoding)
+        else:
+            observation = encode_game(self.game, seat, self.encoding, self._scores)
         if seat != self.game.seat or self.game.done:
             return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
         return {"observation": observation, "action_mask": self._mask_now.copy()}

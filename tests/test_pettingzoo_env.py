@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import stacked_deck
+from conftest import BACKENDS, stacked_deck
 from pettingzoo.test import api_test, render_test, seed_test
 
 from gostop_env import gostop_v0
@@ -19,6 +19,49 @@ def test_pettingzoo_api_seed_and_render_tests(kwargs):
     api_test(gostop_v0.env(**kwargs), num_cycles=200)
     seed_test(lambda: gostop_v0.env(**kwargs), num_cycles=100)
     render_test(lambda render_mode=None: gostop_v0.env(render_mode=render_mode, **kwargs))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_engine_passes_the_api_and_seed_tests(backend):
+    kwargs = dict(players=3, preset="korean", backend=backend)
+    api_test(gostop_v0.env(**kwargs), num_cycles=100)
+    seed_test(lambda: gostop_v0.env(**kwargs), num_cycles=50)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kwargs", [CONFIGS[1], CONFIGS[2]])
+def test_every_engine_plays_the_reference_engines_hands(backend, kwargs):
+    """From the same seeds, with the same actions, an env on a batched engine gives the
+    reference engine's observations, masks, rewards and infos at every step, nagari carry
+    and reset decks included."""
+    envs = [
+        gostop_v0.env(**kwargs, rules=dict(jokers=2)),
+        gostop_v0.env(**kwargs, rules=dict(jokers=2), backend=backend),
+    ]
+    rng = np.random.default_rng(3)
+    for hand in range(40):
+        for env in envs:
+            env.reset(seed=7 if hand == 0 else None, options={"carry": 1} if hand == 5 else None)
+        for agent in envs[0].agent_iter(max_iter=400):
+            turns = [env.last() for env in envs]
+            assert agent == envs[1].agent_selection
+            (obs, reward, terminated, truncated, info), other = turns
+            assert (obs["observation"] == other[0]["observation"]).all()
+            assert (obs["action_mask"] == other[0]["action_mask"]).all()
+            assert reward == other[1] and terminated == other[2]
+            assert info.keys() == other[4].keys()
+            assert all(np.array_equal(info[key], other[4][key]) for key in info)
+            legal = np.flatnonzero(obs["action_mask"])
+            action = None if terminated or truncated else int(rng.choice(legal))
+            for env in envs:
+                env.step(action)
+        assert not envs[1].agents
+    assert envs[1].unwrapped.game.batch.backend == backend
+
+
+def test_an_unknown_engine_is_refused():
+    with pytest.raises(ValueError, match="backend must be one of"):
+        gostop_v0.env(backend="jax")
 
 
 @pytest.mark.parametrize("kwargs", CONFIGS)
