@@ -330,11 +330,29 @@ def test_ppo_from_a_model_holds_its_policy_during_the_value_warmup(tmp_path):
         ("ppo.critic='hidden'", "ppo.critic must be one of"),
         ("ppo.value_warmup=99999", "more than ppo.timesteps"),
         ("ppo.init='expert'", "policy layers"),
+        ("ppo.init='expert3'", "players 3"),
+        ("ppo.init='no-such-model'", "ppo.init: .*no-such-model"),
     ],
 )
 def test_bad_starting_points_and_critics_are_named(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
         _no_bc_config(tmp_path, override)
+
+
+def test_a_run_may_start_from_a_model_of_other_rules_for_as_many_players(tmp_path):
+    """``ppo.init`` copies the weights of a model trained under other rules (``expert_ppo``,
+    2 players ``seed``) into a 2-player ``korean`` run: a starting point, not an agent."""
+    import torch
+
+    from gostop.agents.learned import load_network
+    from gostop.train.batched import new_network
+    from gostop.train.ppo import start_from_model
+
+    config = _no_bc_config(tmp_path, "preset='korean'", "ppo.init='expert_ppo'", "ppo.net_arch=[256, 256]")
+    network = new_network(config)
+    start_from_model(network, "expert_ppo", config)
+    saved = load_network("expert_ppo")[0].network.state_dict()
+    assert all(torch.equal(value, saved[key]) for key, value in network.state_dict().items())
 
 
 def test_init_and_cloning_together_and_an_oracle_critic_on_tokens_are_refused(tmp_path):

@@ -216,7 +216,6 @@ class TrainConfig:
         names += [("eval.against", name) for name in self.eval.against]
         names += [("bc.teacher", self.bc.teacher)] if self.bc is not None else []
         names += [("ppo.card_player", self.ppo.card_player)] if self.kind == "go_stop" else []
-        names += [("ppo.init", f"model:{self.ppo.init}")] if self.ppo.init is not None else []
         for key, name in names:
             try:
                 make_agent(name, rules)
@@ -229,10 +228,14 @@ class TrainConfig:
         """ValueError unless the model ``ppo.init`` names fits the network this run trains."""
         from gostop.agents.learned import model_folder, read_meta, resolve_name
 
-        meta = read_meta(model_folder(resolve_name(name, self.rules)))
+        try:
+            meta = read_meta(model_folder(resolve_name(name, self.rules)))
+        except ValueError as error:
+            raise ValueError(f"ppo.init: {error}") from None
         decides = "go_stop" if self.kind == "go_stop" else "all"
         arch = list(self.ppo.net_arch)
-        found = {
+        found = {  # the rules may differ: the weights are a starting point
+            "players": (meta["players"], self.players),
             "decides": (meta["decides"], decides),
             "encoding": (meta["encoding"], self.encoding),
             "policy layers": (meta["network"]["pi"], arch),

@@ -265,10 +265,12 @@ def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bo
 
 def start_from_model(policy: Any, name: str, config: TrainConfig) -> None:
     """Copy the weights of model ``name`` into the new ``policy``: all of them, or with the
-    oracle critic the policy's alone (the saved critic read the player's view)."""
-    from gostop.agents.learned import load_network
+    oracle critic the policy's alone (the saved critic read the player's view). The model
+    may have been trained under other rules for as many players (checked with the config:
+    ``TrainConfig._check_init``): its weights are only where training starts."""
+    from gostop.agents.learned import load_network, resolve_name
 
-    saved = load_network(name, config.rules)[0].network.state_dict()
+    saved = load_network(resolve_name(name, config.rules))[0].network.state_dict()
     state = policy.state_dict()
     for key in state:
         if is_actor_weight(key) or config.ppo.critic == "own":
