@@ -19,6 +19,12 @@ def test_deal_prints_a_hand_move_by_move(capsys):
     assert "seat 0 hand:" in out and "result:" in out
 
 
+def test_compare_with_three_players_seats_the_first_agent_against_two_of_the_second(capsys):
+    assert main(["compare", "greedy", "random", "--players", "3", "--deals", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "greedy against two random (3 players, seed rules), 180 hands" in out
+
+
 def test_compare_two_agents(capsys):
     assert main(["compare", "greedy", "random", "--deals", "200"]) == 0
     assert "greedy: 200 duplicate deals:" in capsys.readouterr().out

@@ -3,7 +3,7 @@
 - ``gostop simulate``: play many hands with random legal moves on the vectorised core
   and print what happened (results, payments, event rates, speed).
 - ``gostop deal``: deal one hand from a seed and print it move by move.
-- ``gostop compare A B``: two agents (by name, e.g. ``greedy``, ``random``,
+- ``gostop compare A B [--players 3]``: two agents (by name, e.g. ``greedy``, ``random``,
   ``greedy:stop=threshold:k=9:gos=1``) over duplicate 2-player deals.
 - ``gostop tournament A B [C ...]``: duplicate-deal tournament, leaderboard and files.
 - ``gostop play --opponent greedy [--players 3]``: play a hand in the terminal.
@@ -95,9 +95,10 @@ def _add_play_commands(commands: Any) -> None:
     deal = commands.add_parser("deal", help="deal one hand and print it, played with random moves")
     _rules_arguments(deal)
     _seed_option(deal)
-    compare = commands.add_parser("compare", help="two agents over duplicate 2-player deals")
+    compare = commands.add_parser("compare", help="two agents over duplicate deals (3 players: A against two B's)")
     compare.add_argument("agents", nargs=2, help="agent names, e.g. greedy random")
     compare.add_argument("--preset", default="seed", help="rule preset: seed or korean")
+    compare.add_argument("--players", type=int, default=2, help="2, or 3: the first agent against two of the second")
     compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals")
     _seed_option(compare)
     _backend_option(compare)
@@ -143,7 +144,7 @@ def _add_play_commands(commands: Any) -> None:
     serve.add_argument("--replays", default=None, help="a folder of replay files to watch")
     simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed, a.backend))
     deal.set_defaults(run=lambda a: _deal(_rules(a), a.seed))
-    compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed, a.backend))
+    compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed, a.backend, a.players))
     tournament.set_defaults(run=_tournament)
     play.set_defaults(run=_play)
     replay.set_defaults(run=lambda a: _replay(a.file))
@@ -389,16 +390,21 @@ class _Totals:
         print(f"\nmean chips changing hands per hand: {self.abs_payment / 2 / self.hands:.2f}")
 
 
-def _compare(names: list[str], preset: str, deals: int, seed: int, backend: str | None = None) -> int:
+def _compare(names: list[str], preset: str, deals: int, seed: int, backend: str | None = None, players: int = 2) -> int:
     from gostop.agents import compare, make_agent
 
     if deals < 2:
         raise ValueError("--deals must be at least 2")
-    rules = Rules.preset(preset)
+    rules = Rules.preset(preset, players=players)
     first, second = (make_agent(name, rules) for name in names)
     start = time.perf_counter()
     result = compare(first, second, deals, seed=seed, rules=rules, backend=backend)
-    print(f"{names[0]} against {names[1]} ({preset} rules), {2 * deals} hands in {time.perf_counter() - start:.1f} s:")
+    lineup = names[1] if players == 2 else f"two {names[1]}"
+    hands = deals * (2 if players == 2 else 3)
+    print(
+        f"{names[0]} against {lineup} ({players} players, {preset} rules), {hands} hands in "
+        f"{time.perf_counter() - start:.1f} s:"
+    )
     print(f"{names[0]}: {result}")
     return 0
 
