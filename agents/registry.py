@@ -48,6 +48,10 @@ from .search import SearchAgent
 CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
 
 
+BEST_OPPONENT, FALLBACK_OPPONENT = "model:best", "greedy"
+""":func:`default_opponent`'s choice, and what it falls back to."""
+
+
 def make_agent(name: str, rules: Rules | None = None) -> Policy:
     """The agent a name describes (see the module docstring); ValueError on a bad name."""
     kind, *options = name.strip().split(":")
@@ -94,6 +98,17 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
     if "n" in rule_params:
         raise ValueError("option 'n' belongs to the ev go/stop rule (stop=ev)")
     return CARD_PLAYERS[kind](go_stop=make_go_stop_rule(rule_kind, **rule_params), rules=rules)
+
+
+def default_opponent(rules: Rules) -> str:
+    """The agent to play against when none is named: ``model:best``, the strongest shipped
+    network for ``rules``, where one is shipped for them and loads here (the ``rl`` extra);
+    else ``greedy``."""
+    try:
+        make_agent(BEST_OPPONENT, rules)
+    except (ValueError, ImportError):
+        return FALLBACK_OPPONENT
+    return BEST_OPPONENT
 
 
 def load_model(

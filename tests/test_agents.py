@@ -296,3 +296,11 @@ def test_model_best_names_the_strongest_shipped_network_for_the_rules():
     with pytest.raises(ModelError, match="give the rules"):
         make_agent("model:best")
     assert TournamentConfig(("model:best", "greedy"), deals=10).key()
+
+
+def test_the_default_opponent_is_the_best_shipped_network_where_one_fits():
+    pytest.importorskip("sb3_contrib")
+    from gostop.agents.registry import default_opponent
+
+    assert default_opponent(Rules.preset("seed", players=2)) == "model:best"
+    assert default_opponent(Rules.preset("seed", players=2, jokers=2)) == "greedy"  # no network for these rules

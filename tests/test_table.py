@@ -131,6 +131,22 @@ def test_serve_refuses_an_unknown_default_agent_and_takes_a_three_player_model()
     assert refused.status_code == 400 and "trained for 3 players" in refused.json()["error"]
 
 
+def test_a_table_with_no_default_agent_plays_the_strongest_for_each_rule_set():
+    """With no default opponent, a new game that names none is played by ``model:best``
+    for its rules where one is shipped, else by ``greedy``; both are offered."""
+    pytest.importorskip("sb3_contrib")
+    from gostop.agents.learned import BEST_MODELS
+
+    client = page_client(create_app(None, opponents=()))
+    for players, preset in [(2, "seed"), (2, "korean"), (3, "seed"), (3, "korean")]:
+        made = client.post("/api/games", json={"players": players, "preset": preset, "seed": 1})
+        assert made.status_code == 201
+        expected = "model:best" if (players, preset) in BEST_MODELS else "greedy"
+        assert made.json()["opponent"] == expected, (players, preset)
+    named = client.post("/api/games", json={"opponent": "greedy", "seed": 1})
+    assert named.status_code == 201 and named.json()["opponent"] == "greedy"
+
+
 def test_the_payment_breakdown_multiplies_to_each_share(client):
     for seed in range(30):
         state, _ = _play_to_the_end(client, {"seed": seed})

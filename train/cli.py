@@ -122,7 +122,11 @@ def _add_play_commands(commands: Any) -> None:
     tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
     _backend_option(tournament)
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
-    play.add_argument("--opponent", default="greedy", help="agent name for every other seat")
+    play.add_argument(
+        "--opponent",
+        default=None,
+        help="agent name for every other seat (default: model:best where shipped, else greedy)",
+    )
     _game_options(play)
     play.add_argument("--seat", type=int, default=0, help="your seat (0 deals and moves first)")
     _seed_option(play, None)
@@ -132,7 +136,11 @@ def _add_play_commands(commands: Any) -> None:
     serve = commands.add_parser("serve", help="a web table: play agents, watch replays (pip install '.[table]')")
     serve.add_argument("--port", type=_port, default=8000, help="port to listen on (1..65535)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (only this machine by default)")
-    serve.add_argument("--opponent", default="greedy", help="the default agent at new tables")
+    serve.add_argument(
+        "--opponent",
+        default=None,
+        help="the default agent at new tables (default: model:best where shipped, else greedy)",
+    )
     serve.add_argument(
         "--opponents",
         default=None,
@@ -449,10 +457,13 @@ def _tournament(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     from gostop.agents import make_agent
+    from gostop.agents.registry import default_opponent
     from gostop_env.human import LeftGame, play_in_terminal
 
     rules = Rules.preset(args.preset, players=args.players)
-    opponents = [make_agent(args.opponent, rules) for _ in range(rules.players - 1)]
+    name = default_opponent(rules) if args.opponent is None else args.opponent
+    opponents = [make_agent(name, rules) for _ in range(rules.players - 1)]
+    print(f"playing against {name}" + (" (each other seat)" if rules.players > 2 else ""))
     if args.save:
         writable_file(args.save)  # before the hand, not after it
     try:

@@ -38,6 +38,7 @@ seconds (a ``GET`` of the game lets them go on).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -50,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from gostop.agents.registry import make_agent
+from gostop.agents.registry import BEST_OPPONENT, FALLBACK_OPPONENT, default_opponent, make_agent
 from gostop_env.core import Phase, Result, Rules, action_name, batch_class
 from gostop_env.core import actions as A
 from gostop_env.core.cards import NUM_CARDS, card_name
@@ -69,6 +70,7 @@ MAX_SEED = 2**63
 TOKEN_HEADER = "X-Gostop-Token"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEFAULT_OPPONENTS = (
+    BEST_OPPONENT,
     "greedy",
     "simple",
     "random",
@@ -232,13 +234,16 @@ class Tables:
 
     def __init__(
         self,
-        opponent: str = "greedy",
+        opponent: str | None = None,
         replays: str | Path | None = None,
         opponents: tuple[str, ...] = (),
         time_budget: float = DEFAULT_TIME_BUDGET,
     ):
+        """``opponent``: the agent of a new game that names none; ``None``: the strongest that
+        fits its rules (:func:`~gostop.agents.registry.default_opponent`)."""
         self.opponent, self.replays = opponent, Path(replays) if replays else None
-        self.opponents = tuple(dict.fromkeys((opponent, *opponents)))
+        defaults = (opponent,) if opponent is not None else (BEST_OPPONENT, FALLBACK_OPPONENT)
+        self.opponents = tuple(dict.fromkeys((*defaults, *opponents)))
         self.time_budget = time_budget
         self.games: OrderedDict[str, TableGame] = OrderedDict()
 
@@ -247,7 +252,7 @@ class Tables:
         if set(body) - known:
             raise TableError(400, f"unknown field(s) {sorted(set(body) - known)}; known: {sorted(known)}")
         opponent = body.get("opponent", self.opponent)
-        if not isinstance(opponent, str) or opponent not in self.opponents:
+        if opponent is not None and (not isinstance(opponent, str) or opponent not in self.opponents):
             offered = list(self.opponents)
             raise TableError(400, f"opponent must be one of this table's agents {offered}, got {opponent!r}")
         try:
@@ -260,7 +265,7 @@ class Tables:
             seat = body.get("seat", 0)
             if type(seat) is not int or not 0 <= seat < rules.players:
                 raise ValueError(f"seat must be 0..{rules.players - 1}, got {seat!r}")
-            game = TableGame(rules, opponent, seed, seat, self.time_budget)
+            game = TableGame(rules, opponent or default_opponent(rules), seed, seat, self.time_budget)
         except (TypeError, ValueError, OverflowError) as error:
             raise TableError(400, str(error)) from None
         key = secrets.token_urlsafe(16)
@@ -321,9 +326,16 @@ def _check_agent(name: str) -> None:
     raise errors[0]
 
 
-def offered_opponents(opponent: str, opponents: tuple[str, ...] | None) -> tuple[str, ...]:
+def offered_opponents(opponent: str | None, opponents: tuple[str, ...] | None) -> tuple[str, ...]:
     """The agents a table offers: ``opponents`` (each must name an agent: ValueError), or
-    :data:`DEFAULT_OPPONENTS` that load here; the default ``opponent`` always among them."""
+    :data:`DEFAULT_OPPONENTS` that load here; the default ``opponent`` always among them
+    (``None``: ``model:best`` where it loads, and ``greedy``)."""
+    if opponent is None:
+        defaults = [FALLBACK_OPPONENT]
+        with contextlib.suppress(ValueError, ImportError):
+            _check_agent(BEST_OPPONENT)
+            defaults.insert(0, BEST_OPPONENT)
+        return tuple(dict.fromkeys((*defaults, *offered_opponents(FALLBACK_OPPONENT, opponents))))
     _check_agent(opponent)  # an unknown agent fails here, before serving
     if opponents is None:
         loadable = []
@@ -345,14 +357,15 @@ def allowed_hosts(host: str) -> list[str]:
 
 
 def create_app(
-    opponent: str = "greedy",
+    opponent: str | None = None,
     replays: str | Path | None = None,
     opponents: tuple[str, ...] | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     time_budget: float = DEFAULT_TIME_BUDGET,
 ) -> Any:
-    """The Starlette application (``opponent``: the default agent; ``opponents``: every agent
+    """The Starlette application (``opponent``: the default agent, ``None`` for the strongest
+    that fits each table's rules; ``opponents``: every agent
     it offers; ``replays``: a folder; ``host`` and ``port``: where it is served, which
     requests must name). ``app.state.token`` is the token its page carries."""
     from starlette.applications import Starlette
@@ -464,7 +477,7 @@ def create_app(
 def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
-    opponent: str = "greedy",
+    opponent: str | None = None,
     replays: str | None = None,
     opponents: tuple[str, ...] | None = None,
     time_budget: float = DEFAULT_TIME_BUDGET,
