@@ -6,14 +6,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .core import GameBatch, Result, Rules, action_name, batch_class
+from .core import GameBatch, Phase, Result, Rules, action_name, batch_class
 from .core import actions as A
 from .core import cards as C
 from .core.cards import card_name
 from .core.deck import check_seed, shuffled_decks
 from .policy import Policy
 from .render import render_table
-from .replay import Replay, describe
+from .replay import Replay, breakdown_lines, describe, move_lines, payment_breakdown
 from .seats import opponent_action
 
 
@@ -44,21 +44,22 @@ def play_in_terminal(
     actions: list[int] = []
     while not batch.done[0]:
         mover = int(batch.seat[0])
-        if mover == seat:
-            action = _ask(batch, seat, read, write)
-        else:
-            action = opponent_action(batch, seat, opponents, rng)
-            write(f"seat {mover}: {action_name(action)}")
+        mine = mover == seat
+        action = _ask(batch, seat, read, write) if mine else opponent_action(batch, seat, opponents, rng)
         before = int(batch.stock_pos[0])
         events = batch.step([action]).game(0)
         flipped = [card_name(int(c)) for c in batch.stock[0, before : int(batch.stock_pos[0])]]
+        lines = move_lines(None if mine else f"seat {mover}", action, events, rules.players)
         if flipped:
-            write(f"  flipped from the stock: {', '.join(flipped)}")
-        for line in describe(events, rules.players):
-            write("  " + line)
+            lines.insert(0 if mine else 1, f"  flipped from the stock: {', '.join(flipped)}")
+        for line in lines:
+            write(line)
         actions.append(action)
+    replay = Replay(rules.to_dict(), [int(c) for c in deck], actions, 0, batch.payments[0].tolist())
     _summary(batch, seat, write)
-    return Replay(rules.to_dict(), [int(c) for c in deck], actions, 0, batch.payments[0].tolist())
+    for line in breakdown_lines(payment_breakdown(replay)):
+        write("  " + line)
+    return replay
 
 
 HELP = (
@@ -72,6 +73,8 @@ def _ask(batch: GameBatch, seat: int, read: Callable[[str], str], write: Callabl
     write("")
     write(render_table(batch, 0, viewer=seat))
     menu = move_menu(batch, seat)
+    if int(batch.phase[0]) == Phase.GO_STOP:
+        write(f"Stopping now pays you {stop_payment(batch)[seat]:+d} chips; going plays on for more, or for less.")
     listing = "  ".join(f"{i}) {label}" for i, (label, _) in enumerate(menu, start=1))
     write("Your move: " + listing)
     while True:
@@ -86,9 +89,18 @@ def _ask(batch: GameBatch, seat: int, read: Callable[[str], str], write: Callabl
             continue
         choice = _parse(answer, menu)
         if choice is not None:
-            write(f"you: {next(label for label, action in menu if action == choice)}")
+            if choice not in (A.GO, A.STOP):  # a go or a stop is told by its event
+                write(f"you: {next(label for label, action in menu if action == choice)}")
             return choice
         write(f"{answer!r} is not one of the choices ('help' explains). {listing}")
+
+
+def stop_payment(batch: GameBatch) -> list[int]:
+    """What each seat of game 0 would be paid if the seat to move said stop now (the engine
+    decides, on a copy): the terminal's go/stop prompt and the web table show it."""
+    stopped = batch.select([0])
+    stopped.step([A.STOP])
+    return [int(p) for p in stopped.payments[0]]
 
 
 def move_menu(batch: GameBatch, seat: int) -> list[tuple[str, int]]:

@@ -9,7 +9,8 @@ import numpy as np
 
 from .core import GameBatch, Phase
 from .core.actions import CHOOSE
-from .core.cards import card_name
+from .core.cards import KINDS, Kind, card_name
+from .core.scoring import read_pile
 
 _DECISIONS = {
     Phase.PLAY: "play",
@@ -60,6 +61,26 @@ def _names(cards) -> str:
     return ", ".join(card_name(c) for c in sorted(cards)) or "-"
 
 
+PILE_GROUPS = (("brights", (Kind.BRIGHT,)), ("animals", (Kind.ANIMAL,)), ("ribbons", (Kind.RIBBON,)))
+"""A capture pile's groups by kind as text shows them; the rest (junk and jokers) is junk."""
+
+
+def pile_text(cards, rules) -> str:
+    """A capture pile grouped by kind, each group with its count (junk with the value §7
+    counts, double junk and jokers included), e.g. ``brights 1: Jan pine crane | animals 0 |
+    ribbons 2: ... | junk 5 (worth 6): ...``."""
+    cards = sorted(cards)
+    parts, grouped = [], set()
+    for name, kinds in PILE_GROUPS:
+        group = [c for c in cards if KINDS[c] in kinds]
+        grouped.update(group)
+        parts.append(f"{name} {len(group)}" + (f": {_names(group)}" if group else ""))
+    junk = [c for c in cards if c not in grouped]
+    worth = read_pile(set(cards), rules).junk_value
+    parts.append(f"junk {len(junk)}" + (f" (worth {worth}): {_names(junk)}" if junk else ""))
+    return " | ".join(parts)
+
+
 def render_table(batch: GameBatch, i: int, viewer: int) -> str:
     """Game ``i`` of a batch as seen by seat ``viewer`` (see :func:`render_snapshot`)."""
     return render_snapshot(batch.snapshot(i), batch.rules, viewer)
@@ -87,7 +108,7 @@ def render_snapshot(snap: dict, rules, viewer: int) -> str:
             f"gos {snap['gos'][seat]}, shakes {snap['shakes'][seat]}, "
             f"bombs {snap['bombs'][seat]}, pass tokens {snap['pass_tokens'][seat]}",
             f"  {shown}",
-            f"  pile: {_names(snap['piles'][seat])}",
+            f"  pile: {pile_text(snap['piles'][seat], rules)}",
         ]
     if phase in (Phase.CHOOSE_HAND, Phase.CHOOSE_FLIP):
         lines.append(f"choose one of: {_names(a - CHOOSE for a in snap['legal'])}")

@@ -7,12 +7,15 @@ A hand is fully determined by its rules, deck order, nagari carry and actions (d
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .core import Event, ReferenceGame, Rules, action_name
+from .core import Event, ReferenceGame, Result, Rules, action_name
+from .core.actions import GO as GO_ACTION
+from .core.actions import STOP as STOP_ACTION
 from .core.cards import card_name
 from .core.deck import validate_deck
 from .core.events import Events
@@ -103,6 +106,14 @@ def describe(events: Events, players: int) -> list[str]:
     return lines
 
 
+def move_lines(who: str | None, action: int, events: Events, players: int) -> list[str]:
+    """A move and what it did, as the terminal and the web table log it: ``who: move`` (not
+    where ``who`` is None: the caller told the move), then the step's events indented; a go
+    or a stop is told once, by its event."""
+    said = who is None or action in (GO_ACTION, STOP_ACTION)
+    return ([] if said else [f"{who}: {action_name(action)}"]) + ["  " + line for line in describe(events, players)]
+
+
 EVENT_TEXT = {
     Event.PPUK: "ppuk! the three cards stay as a stack",
     Event.JA_PPUK: "ja-ppuk: took back its own stack (two junk from each opponent)",
@@ -137,3 +148,31 @@ def replay_lines(replay: Replay) -> list[str]:
         lines.append(f"seat {seat}: {action_name(action)}")
         lines += ["  " + line for line in describe(events, players)]
     return lines
+
+
+def payment_breakdown(replay: Replay) -> list[dict[str, Any]]:
+    """How a hand that ended by a stop was paid, as the engine computes it: for each loser,
+    the named factors of its share (those other than 1, and the base) and the share before
+    go-bak. Empty for a nagari."""
+    game = replay.game()
+    for action in replay.actions:
+        game.step(action)
+    if game.result != Result.STOP:
+        return []
+    rows = []
+    for loser in (s for s in range(game.rules.players) if s != game.winner):
+        factors = game.share_factors(game.winner, loser)
+        shown = [[name, value] for k, (name, value) in enumerate(factors) if k == 0 or value != 1]
+        share = math.prod(value for _, value in factors)
+        rows.append({"payer": loser, "winner": game.winner, "factors": shown, "share": share})
+    return rows
+
+
+def breakdown_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """:func:`payment_breakdown`'s rows as text: ``seat 1 pays seat 0 14: score + gos 7 x go
+    multiplier 2``."""
+    return [
+        f"seat {row['payer']} pays seat {row['winner']} {row['share']}: "
+        + " x ".join(f"{name} {value}" for name, value in row["factors"])
+        for row in rows
+    ]

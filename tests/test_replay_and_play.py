@@ -65,6 +65,41 @@ def test_play_a_whole_hand_with_a_wrong_entry(tmp_path, capsys):
     assert any("payments:" in line for line in lines)
 
 
+def _stop_when_asked(out: io.StringIO):
+    """A player who stops at its first go/stop decision and plays the first move otherwise."""
+
+    def read(_prompt: str) -> str:
+        return "stop" if "2) stop" in out.getvalue().rsplit("Your move:", 1)[-1] else "1"
+
+    return read
+
+
+def test_terminal_play_shows_the_stop_payment_the_piles_by_kind_and_how_the_hand_was_paid():
+    """At a go/stop prompt the player reads what stopping pays now; piles are grouped by
+    kind with counts; a stopped hand ends with each loser's factors; a go or a stop is
+    told once. Hands are played until the player stops one."""
+    from gostop_env.replay import breakdown_lines, payment_breakdown
+
+    for seed in range(60):
+        out = io.StringIO()
+        replay = play_in_terminal(
+            Rules(),
+            [make_agent("greedy")],
+            seed=seed,
+            read=_stop_when_asked(out),
+            write=lambda x, out=out: out.write(x + "\n"),
+        )
+        text = out.getvalue()
+        assert "pile: brights " in text and " | animals " in text and " | junk " in text
+        assert "you: stop" not in text and "seat 1: stop" not in text and "seat 1: go\n" not in text
+        rows = payment_breakdown(replay)
+        if "Stopping now pays you" in text and rows and rows[0]["winner"] == 0:
+            assert f"Stopping now pays you {replay.payments[0]:+d} chips" in text
+            assert all(line in text for line in breakdown_lines(rows))
+            return
+    pytest.fail("no hand reached a stop of the player's own in 60 seeds")
+
+
 def test_gostop_play_and_replay_commands(tmp_path, monkeypatch, capsys):
     path = tmp_path / "hand.json"
     monkeypatch.setattr("sys.stdin", io.StringIO("go\n" + "1\n" * 300))

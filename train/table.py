@@ -18,7 +18,7 @@ A state: ``svg`` (the table as your seat sees it), ``moves`` (``[{"action", "lab
 ``flipped`` (cards turned from the stock since your last decision), ``events`` (readable
 lines, opponents' moves included), ``stop_payment`` (at your go/stop decision: what
 stopping now pays each seat), ``done``, ``payments``, and once over ``replay`` (the hand as
-a replay file's fields) and ``breakdown`` (:func:`payment_breakdown`).
+a replay file's fields) and ``breakdown`` (:func:`~gostop_env.replay.payment_breakdown`).
 
 Bad requests get a 4xx answer with ``{"error": ...}`` and change nothing: an unknown game or
 replay (404), a body that is not a JSON object or has wrong fields (400), an illegal move
@@ -52,15 +52,15 @@ from typing import Any
 import numpy as np
 
 from gostop.agents.registry import BEST_OPPONENT, FALLBACK_OPPONENT, default_opponent, make_agent
-from gostop_env.core import Phase, Result, Rules, action_name, batch_class
+from gostop_env.core import Phase, Rules, action_name, batch_class
 from gostop_env.core import actions as A
 from gostop_env.core.cards import NUM_CARDS, card_name
 from gostop_env.core.deck import check_seed, shuffled_decks
 from gostop_env.core.rules import PRESETS
 from gostop_env.drawing import card_picture, table, to_svg
-from gostop_env.human import move_menu
+from gostop_env.human import move_menu, stop_payment
 from gostop_env.policy import Policy
-from gostop_env.replay import Replay, describe
+from gostop_env.replay import Replay, describe, move_lines, payment_breakdown
 from gostop_env.seats import opponent_action
 
 PAGE = Path(__file__).parent / "table_page.html"
@@ -149,9 +149,7 @@ class TableGame:
         events = self.batch.step([action]).game(0)
         self.actions.append(action)
         self.flipped += [int(c) for c in self.batch.stock[0, before : int(self.batch.stock_pos[0])]]
-        self.events += [f"{who}: {action_name(action)}"] + [
-            "  " + line for line in describe(events, self.rules.players)
-        ]
+        self.events += move_lines(who, action, events, self.rules.players)
 
     def state(self) -> dict[str, Any]:
         """What the page shows (module docstring)."""
@@ -166,7 +164,7 @@ class TableGame:
             "opponent": self.opponent,
             "flipped": [{"card": c, "name": card_name(c)} for c in self.flipped],
             "events": self.events,
-            "stop_payment": self._stop_payment() if mine and phase == Phase.GO_STOP else None,
+            "stop_payment": stop_payment(self.batch) if mine and phase == Phase.GO_STOP else None,
             "done": self.done,
             "payments": self.batch.payments[0].tolist() if self.done else None,
         }
@@ -175,30 +173,6 @@ class TableGame:
                                "carry": 0, "payments": self.batch.payments[0].tolist()}  # fmt: skip
             state["breakdown"] = payment_breakdown(Replay.from_dict(state["replay"]))
         return state
-
-    def _stop_payment(self) -> list[int]:
-        """What each seat would be paid if you said stop now (the engine decides)."""
-        stopped = self.batch.clone()
-        stopped.step([A.STOP])
-        return [int(p) for p in stopped.payments[0]]
-
-
-def payment_breakdown(replay: Replay) -> list[dict[str, Any]]:
-    """How a hand that ended by a stop was paid, as the engine computes it: for each loser,
-    the named factors of its share (those other than 1, and the base) and the share before
-    go-bak. Empty for a nagari."""
-    game = replay.game()
-    for action in replay.actions:
-        game.step(action)
-    if game.result != Result.STOP:
-        return []
-    rows = []
-    for loser in (s for s in range(game.rules.players) if s != game.winner):
-        factors = game.share_factors(game.winner, loser)
-        shown = [[name, value] for k, (name, value) in enumerate(factors) if k == 0 or value != 1]
-        share = math.prod(value for _, value in factors)
-        rows.append({"payer": loser, "winner": game.winner, "factors": shown, "share": share})
-    return rows
 
 
 def _moves(menu: list[tuple[str, int]]) -> list[dict[str, Any]]:
