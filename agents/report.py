@@ -34,6 +34,11 @@ COLUMNS = (
 )
 COMPACT = ("agent", "chips/hand", "95% CI", "win rate", "go rate", "go success", "rating")
 """The columns a terminal shows by default (``gostop tournament --wide`` prints them all)."""
+RATING_LEGEND = (
+    "rating: openskill ordinal, mu - 3 sigma, shown with mu ± sigma; from each hand's finishing ranks "
+    "(chips won), not from chip amounts, so its order can differ from chips/hand."
+)
+"""The line under a leaderboard that says what its rating column is."""
 
 
 def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
@@ -71,6 +76,8 @@ def leaderboard_markdown(results: TournamentResults, columns: tuple[str, ...] = 
     )
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
+    if "rating" in columns:
+        lines += ["", RATING_LEGEND]
     if len(config.agents) > 2:  # with two agents this is the leaderboard's own chips column
         lines += ["", "Paired differences (same deals): chips per hand of the first agent less the second's", ""]
         lines += ["| agents | chips/hand | 95% CI |", "|---|---|---|"]
@@ -209,26 +216,25 @@ def _head_to_head_plot(
 
 
 def _ratings_plot(plt: Any, figures: list[AgentFigures], about: str, path: Path) -> None:
-    """openskill mu with 3 sigma either side, best rating (mu - 3 sigma) first."""
+    """Each agent's openskill mu (dot) with 3 sigma either side (its uncertainty) and its
+    rating, mu - 3 sigma (bar end), best rating first. Points, not bars from an axis: the
+    axis starts a little below the lowest rating, where a bar's length would mislead."""
     ranked = sorted(figures, key=lambda f: -f.rating)
-    fig, ax = plt.subplots(figsize=(7, 1.6 + 0.5 * len(ranked)))
+    fig, ax = plt.subplots(figsize=(7, 1.8 + 0.5 * len(ranked)))
+    rows = range(len(ranked))
+    mus = [f.mu for f in ranked]
+    ax.errorbar(
+        mus, rows, xerr=[3 * f.sigma for f in ranked], fmt="o", capsize=4, color="tab:green", label="mu ± 3 sigma"
+    )
+    ax.plot([f.rating for f in ranked], rows, "|", markersize=14, color="black", label="rating (mu - 3 sigma)")
     low = min(f.mu - 3 * f.sigma for f in ranked)
     high = max(f.mu + 3 * f.sigma for f in ranked)
-    ax.barh(
-        [f.agent for f in ranked],
-        [f.mu - low + 1 for f in ranked],
-        left=low - 1,
-        xerr=[3 * f.sigma for f in ranked],
-        capsize=4,
-        color="tab:green",
-    )
-    ax.set_xlim(low - 1, high + 1)
-    ax.set_xlabel("openskill mu, the skill estimate (bars: ±3 sigma, its uncertainty)")
-    ax.set_title(
-        f"Ratings, best first (rank = mu - 3 sigma)\n{about}\n"
-        "They count who won each hand, not how many chips: the order can differ from chips/hand",
-        fontsize=8,
-    )
+    margin = 0.1 * max(high - low, 1.0)
+    ax.set_xlim(low - margin, high + margin)
+    ax.set_yticks(list(rows), [f.agent for f in ranked])
+    ax.set_xlabel("openskill skill estimate (from finishing ranks, not chip amounts)")
+    ax.set_title(f"Ratings, best first: {about}", fontsize=11)
+    ax.legend(fontsize=9, loc="lower right")
     ax.invert_yaxis()
     fig.tight_layout()
     fig.savefig(path, dpi=100)

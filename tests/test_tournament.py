@@ -147,3 +147,13 @@ def test_ray_gives_the_same_figures_as_the_local_runner():
     finally:
         ray.shutdown()
     assert on_ray == figures(run_tournament(config))
+
+
+def test_the_leaderboard_says_what_its_rating_is(tmp_path):
+    from gostop.agents.report import COMPACT, RATING_LEGEND, leaderboard_markdown
+    from gostop.agents.tournament import TournamentConfig, run_tournament
+
+    results = run_tournament(TournamentConfig(("greedy", "random"), deals=40), tmp_path)
+    assert RATING_LEGEND in leaderboard_markdown(results)
+    without = tuple(c for c in COMPACT if c != "rating")
+    assert RATING_LEGEND not in leaderboard_markdown(results, without)
