@@ -133,3 +133,64 @@ def test_a_replay_stepped_to_the_end(browser, server):
     payments = ", ".join(str(p) for p in state["payments"])
     assert browser.find_element(By.ID, "replay-done").text.startswith(f"Payments: {payments}")
     _screenshot(browser, "replay.png")
+
+
+VIEWPORTS = {"desktop": (1280, 900), "phone": (390, 844)}
+
+
+def _in_view(driver, element) -> bool:
+    """Whether ``element`` is shown and lies wholly inside the viewport, as the page stands."""
+    return driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0"
+        " && r.bottom <= window.innerHeight && r.right <= window.innerWidth;",
+        element,
+    )
+
+
+@pytest.fixture
+def viewport(browser, request):
+    width, height = VIEWPORTS[request.param]
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+    yield request.param
+    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS), indirect=True)
+@pytest.mark.parametrize("players", [2, 3])
+def test_moves_and_errors_stay_in_view(browser, server, viewport, players):
+    """The landing page deals a hand at once; at 1280x900 and 390x844, with 2 and 3 players,
+    every move button lies inside the viewport with no scrolling, and a refused new hand shows
+    its error inside the viewport and leaves the table as it was."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    url, _ = server
+    browser.get(url)
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move"))  # dealt with no click
+    if players == 3:
+        Select(browser.find_element(By.ID, "players")).select_by_visible_text("3")
+        table = browser.find_element(By.ID, "table").get_attribute("innerHTML")
+        browser.find_element(By.ID, "new-hand").click()
+        wait.until(lambda d: d.find_element(By.ID, "table").get_attribute("innerHTML") != table)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move"))
+    browser.execute_script("window.scrollTo(0, 0)")
+    buttons = browser.find_elements(By.CSS_SELECTOR, "#moves button.move")
+    _screenshot(browser, f"table-{viewport}-{players}p.png")
+    outside = [b.text for b in buttons if not _in_view(browser, b)]
+    assert buttons and not outside, f"move buttons outside the viewport: {outside}"
+
+    table = browser.find_element(By.ID, "table").get_attribute("innerHTML")
+    opponent = browser.find_element(By.ID, "opponent")
+    opponent.clear()
+    opponent.send_keys("no-such-agent")
+    browser.find_element(By.ID, "new-hand").click()
+    wait.until(lambda d: d.find_element(By.ID, "error").text)
+    error = browser.find_element(By.ID, "error")
+    assert "one of this table's agents" in error.text and _in_view(browser, error)
+    assert browser.find_element(By.ID, "table").get_attribute("innerHTML") == table
+    _screenshot(browser, f"error-{viewport}-{players}p.png")
