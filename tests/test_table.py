@@ -107,6 +107,14 @@ def test_replays_step_to_the_end_with_the_files_payments(client, tmp_path):
     assert [v["step"] for v in views] == list(range(steps + 1)) and all(v["steps"] == steps for v in views)
     assert not any(v["done"] for v in views[:-1]) and views[-1]["payments"] == state["payments"]
     assert views[-1]["recorded_payments"] == state["payments"]
+    turns = views[0]["turns"]  # where each turn begins: the seat to move changes there, and only there
+    game = Replay.from_dict(state["replay"]).game()
+    movers = []
+    for action in state["replay"]["actions"]:
+        movers.append(game.seat)
+        game.step(action)
+    assert turns == [0] + [k for k in range(1, steps) if movers[k] != movers[k - 1]]
+    assert all(v["turns"] == turns for v in views) and len(turns) < steps
     assert client.get("/api/replays/broken.json").status_code == 422
     assert client.get("/api/replays/other.json").status_code == 404
     assert client.get("/api/replays/..%2Fsecret.json").status_code == 404

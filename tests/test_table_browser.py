@@ -23,6 +23,7 @@ REQUIRED = os.environ.get("GOSTOP_BROWSER_TESTS") == "1"
 ARTIFACTS = Path(os.environ.get("GOSTOP_TEST_ARTIFACTS", "test-artifacts"))
 CHROMIUM_ARGUMENTS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage")
 WINDOW = "--window-size=1280,1800"
+WAIT_SECONDS = 60  # a page's answer on a loaded 2-core machine; a few hundred ms when idle
 
 
 def _need(present: bool, why: str) -> None:
@@ -95,7 +96,7 @@ def test_a_hand_played_to_the_end_by_clicking(browser, server):
     browser.get(url)
     browser.find_element(By.ID, "seed").send_keys("11")
     browser.find_element(By.ID, "new-hand").click()
-    wait = WebDriverWait(browser, 20)
+    wait = WebDriverWait(browser, WAIT_SECONDS)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move") or d.find_element(By.ID, "done").text)
     assert browser.find_element(By.CSS_SELECTOR, "#table svg")
     clicks, deadline = 0, time.time() + 120
@@ -122,7 +123,7 @@ def test_a_replay_stepped_to_the_end(browser, server):
     url, state = server
     browser.get(url)
     browser.find_element(By.ID, "show-replays").click()
-    wait = WebDriverWait(browser, 20)
+    wait = WebDriverWait(browser, WAIT_SECONDS)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay-list a"))
     browser.find_element(By.CSS_SELECTOR, "#replay-list a").click()
     steps = len(state["replay"]["actions"])
@@ -170,7 +171,7 @@ def test_moves_and_errors_stay_in_view(browser, server, viewport, players):
 
     url, _ = server
     browser.get(url)
-    wait = WebDriverWait(browser, 20)
+    wait = WebDriverWait(browser, WAIT_SECONDS)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move"))  # dealt with no click
     if players == 3:
         Select(browser.find_element(By.ID, "players")).select_by_visible_text("3")
@@ -194,3 +195,28 @@ def test_moves_and_errors_stay_in_view(browser, server, viewport, players):
     assert "one of this table's agents" in error.text and _in_view(browser, error)
     assert browser.find_element(By.ID, "table").get_attribute("innerHTML") == table
     _screenshot(browser, f"error-{viewport}-{players}p.png")
+
+
+def test_a_replay_stepped_by_turn_and_jumped_to_its_end(browser, server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, state = server
+    browser.get(url)
+    browser.find_element(By.ID, "show-replays").click()
+    wait = WebDriverWait(browser, WAIT_SECONDS)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay-list a"))
+    browser.find_element(By.CSS_SELECTOR, "#replay-list a").click()
+    steps = len(state["replay"]["actions"])
+    wait.until(lambda d: "step 0 of" in d.find_element(By.ID, "step").text)
+    seen = [0]
+    while seen[-1] < steps:
+        browser.find_element(By.ID, "next-turn").click()
+        wait.until(lambda d: f"step {seen[-1]} of" not in d.find_element(By.ID, "step").text)
+        seen.append(int(browser.find_element(By.ID, "step").text.split("step ")[1].split(" of")[0]))
+    assert 2 < len(seen) < steps + 1  # turns hold several moves: fewer clicks than moves
+    browser.find_element(By.ID, "first").click()
+    wait.until(lambda d: "step 0 of" in d.find_element(By.ID, "step").text)
+    browser.find_element(By.ID, "last").click()
+    wait.until(lambda d: f"step {steps} of {steps}" in d.find_element(By.ID, "step").text)
+    assert browser.find_element(By.ID, "replay-done").text.startswith("Payments:")

@@ -185,20 +185,37 @@ def _moves(menu: list[tuple[str, int]]) -> list[dict[str, Any]]:
 
 
 def _replay_state(replay: Replay, step: int) -> dict[str, Any]:
-    """A replay after ``step`` of its actions, every hand face up."""
+    """A replay after ``step`` of its actions, every hand face up, with ``turns``: the steps
+    at which a turn begins (the seat to move changes), for stepping turn by turn."""
     game = replay.game()
     events = describe(game.deal_events, game.rules.players)
-    for action in replay.actions[:step]:
+    shown, turns, mover = None, [0], game.seat
+    for k, action in enumerate(replay.actions):
+        if k == step:
+            shown = _replay_picture(game, events)
         seat = game.seat
-        events = [f"seat {seat}: {action_name(action)}"] + describe(game.step(action), game.rules.players)
+        if seat != mover:
+            turns.append(k)
+            mover = seat
+        events = move_lines(f"seat {seat}", action, game.step(action), game.rules.players)
+    if shown is None:
+        shown = _replay_picture(game, events)
     return {
-        "svg": to_svg(table(game.snapshot(), game.rules.players, None)),
+        **shown,
         "step": step,
         "steps": len(replay.actions),
+        "turns": turns,
+        "recorded_payments": replay.payments,
+    }
+
+
+def _replay_picture(game: Any, events: list[str]) -> dict[str, Any]:
+    """What the replay viewer shows of ``game`` as it stands."""
+    return {
+        "svg": to_svg(table(game.snapshot(), game.rules.players, None)),
         "events": events,
         "done": game.done,
         "payments": list(game.payments) if game.done else None,
-        "recorded_payments": replay.payments,
     }
 
 
