@@ -1,4 +1,5 @@
-"""The shipped models (``model:ppo``, ``model:expert``, ``model:expert_ppo``, ``model:expert3``, ``model:scratch``):
+"""The shipped models (``model:ppo``, ``model:expert``, ``model:expert_ppo``, ``model:expert3``, ``model:scratch``,
+and the fine-tuned networks of the other rule sets):
 each loads by name, records how it was made, refuses other rules, beats greedy, decides the
 same whatever the hidden cards; ``model:ppo`` is playable."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -27,7 +29,9 @@ SHIPPED = {  # name: (players, preset, the command that made it)
     "expert_ppo": (2, "seed", "gostop train expert_ppo"),
     "expert3": (3, "korean", "gostop train expert3"),
     "scratch": (2, "seed", "gostop train scratch"),
+    "expert3_ppo": (3, "korean", "gostop train expert3_ppo"),
 }
+FINE_TUNED = {"expert3_ppo": "expert3"}  # name: the model its training started from
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -51,6 +55,17 @@ def test_ppo_was_fine_tuned_and_the_experts_cloned():
     assert scratch["config"]["trainer"] == "batched" and scratch["timesteps"] >= 50_000_000
     fine_tuned = read_meta(SHIPPED_MODELS / "expert_ppo")["trained"]
     assert fine_tuned["timesteps"] >= 5_000_000 and fine_tuned["config"]["ppo"]["init"] == "expert"
+    for name, start in FINE_TUNED.items():
+        trained = read_meta(SHIPPED_MODELS / name)["trained"]
+        assert trained["config"]["ppo"]["init"] == start and trained["config"]["trainer"] == "batched"
+        assert trained["timesteps"] >= trained["config"]["ppo"]["timesteps"]
+
+
+def test_model_best_names_a_shipped_network_of_its_own_rules():
+    from gostop.agents.learned import BEST_MODELS
+
+    for (players, preset), name in BEST_MODELS.items():
+        assert name in SHIPPED and SHIPPED[name][:2] == (players, preset)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -70,7 +85,8 @@ def test_a_shipped_model_decides_the_same_whatever_the_hidden_cards(name):
 
 
 @pytest.mark.parametrize(
-    ("name", "deals"), [("ppo", 400), ("expert", 400), ("expert_ppo", 400), ("expert3", 200), ("scratch", 400)]
+    ("name", "deals"),
+    [("ppo", 400), ("expert", 400), ("expert_ppo", 400), ("expert3", 200), ("scratch", 400), ("expert3_ppo", 200)],
 )
 def test_shipped_model_beats_greedy_on_a_few_hundred_deals(name, deals):
     """The full checks are in the model cards (20,000 and 5,000 deals); a few hundred
@@ -110,6 +126,7 @@ def test_a_shipped_model_refuses_rules_it_was_not_trained_for(name):
 def test_unknown_shipped_model_lists_what_exists():
     from gostop.agents.registry import make_agent
 
-    with pytest.raises(ValueError, match=r"shipped model: \['expert', 'expert3', 'expert_ppo', 'ppo', 'scratch'\]"):
+    listed = ", ".join(repr(name) for name in sorted(SHIPPED))
+    with pytest.raises(ValueError, match=re.escape(f"shipped model: [{listed}]")):
         make_agent("model:nope")
     assert json.loads((SHIPPED_MODELS / "ppo" / "model.json").read_text())["format"] == "gostop-model/2"
