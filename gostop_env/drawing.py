@@ -62,17 +62,35 @@ class Shape:
         return replace(self, x=self.x + dx, y=self.y + dy)
 
 
+@dataclass(frozen=True)
+class Placed:
+    """Where :func:`table` put a card: its id (``None``: a back), its top left corner, and the
+    group it was fanned in (cards of one group may overlap, others may not)."""
+
+    card: int | None
+    x: float
+    y: float
+    group: str
+
+
 @dataclass
 class Drawing:
-    """Shapes on a ``width`` × ``height`` canvas, painted in order over ``background``."""
+    """Shapes on a ``width`` × ``height`` canvas, painted in order over ``background``;
+    ``cards`` records where each card went (for layout checks)."""
 
     width: int
     height: int
     background: str = BACKGROUND
     shapes: list[Shape] = field(default_factory=list)
+    cards: list[Placed] = field(default_factory=list)
 
     def add(self, shapes: Sequence[Shape], dx: float = 0.0, dy: float = 0.0) -> None:
         self.shapes.extend(s.moved(dx, dy) for s in shapes)
+
+    def place(self, card: int | None, x: float, y: float, group: str) -> None:
+        """Card ``card`` face up (``None``: a back) with its top left corner at (x, y)."""
+        self.add(card_back() if card is None else card_face(card), x, y)
+        self.cards.append(Placed(card, x, y, group))
 
 
 # ---- one card ------------------------------------------------------------------------------
@@ -142,28 +160,46 @@ def _short_name(card: int) -> str:
 
 
 # ---- the table -------------------------------------------------------------------------------
-PILE_GROUPS = ((Kind.BRIGHT, 110), (Kind.ANIMAL, 150), (Kind.RIBBON, 150), (Kind.JUNK, 200))  # kind, width
+PILE_GROUPS = (
+    (Kind.BRIGHT, "brights", 11),
+    (Kind.ANIMAL, "animals", 15),
+    (Kind.RIBBON, "ribbons", 15),
+    (Kind.JUNK, "junk", 20),
+)
+"""A capture pile's groups, left to right (jokers go with the junk): kind, label, and the
+share of the pile's width each gets."""
+GROUP_GAP, MAX_FAN = 10, 12.0  # pixels between a pile's groups; the widest step of a fan
 STEP = CARD_WIDTH + 4
 
 
 def table(snap: dict[str, Any], players: int, viewer: int | None) -> Drawing:
     """The game in ``snap`` as seat ``viewer`` sees it (``None``: every hand face up), on a
-    canvas of ``TABLE_WIDTH`` × ``TABLE_HEIGHT`` whatever the state."""
+    canvas of ``TABLE_WIDTH`` × ``TABLE_HEIGHT`` whatever the state: the other seats along
+    the top, each in its own column, the stock and layout in the middle, the viewer's seat
+    at the bottom. Cards overlap only within a fanned group of a pile."""
     drawing = Drawing(TABLE_WIDTH, TABLE_HEIGHT)
     bottom = 0 if viewer is None else viewer
     others = [(bottom + k) % players for k in range(1, players)]
     width = TABLE_WIDTH // len(others)
     for k, seat in enumerate(others):
-        _seat_area(drawing, snap, seat, viewer, x=k * width + 10, y=10)
+        _seat_area(drawing, snap, seat, viewer, x=k * width + 10, y=10, width=width - 20)
     _middle(drawing, snap, y=250)
-    _seat_area(drawing, snap, bottom, viewer, x=10, y=TABLE_HEIGHT - 220, own=True)
+    _seat_area(drawing, snap, bottom, viewer, x=10, y=TABLE_HEIGHT - 220, width=TABLE_WIDTH - 20, own=True)
     return drawing
 
 
 def _seat_area(
-    drawing: Drawing, snap: dict[str, Any], seat: int, viewer: int | None, x: float, y: float, own: bool = False
+    drawing: Drawing,
+    snap: dict[str, Any],
+    seat: int,
+    viewer: int | None,
+    x: float,
+    y: float,
+    width: float,
+    own: bool = False,
 ) -> None:
-    """A seat's status line, hand and capture pile (the viewer's: pile above the hand)."""
+    """A seat's status line, hand and capture pile (the viewer's: pile above the hand), in a
+    column ``width`` pixels wide."""
     hand, shown = snap["hands"][seat], set(snap["revealed"][seat])
     face_up = viewer is None or seat == viewer
     status = (
@@ -171,30 +207,40 @@ def _seat_area(
         f"shake {snap['shakes'][seat]}, bomb {snap['bombs'][seat]}"
     )
     to_move = Phase(snap["phase"]) != Phase.DONE and snap["seat"] == seat
-    drawing.add([Shape("text", x + 150, y + 8, text=status + ("  <- to move" if to_move else ""), fill=TEXT, size=11)])
-    hand_y, pile_y = (y + 130, y + 20) if own else (y + 20, y + 90)
+    text = status + ("  <- to move" if to_move else "")
+    drawing.add([Shape("text", x + width / 2, y + 8, text=text, fill=TEXT, size=11)])
+    hand_y, pile_y = (y + 130, y + 30) if own else (y + 20, y + 100)
+    step = min(STEP, (width - CARD_WIDTH) / max(len(hand) - 1, 1))
     for k, card in enumerate(hand):
-        drawing.add(card_face(card) if face_up or card in shown else card_back(), x + k * STEP, hand_y)
-    _pile(drawing, snap["piles"][seat], x, pile_y)
+        drawing.place(card if face_up or card in shown else None, x + k * step, hand_y, f"hand {seat}")
+    _pile(drawing, snap["piles"][seat], x, pile_y, width, seat)
 
 
-def _pile(drawing: Drawing, pile: Sequence[int], x: float, y: float) -> None:
-    """A capture pile grouped by kind (jokers with the junk), each group squeezed into its width."""
-    for kind, width in PILE_GROUPS:
+def _pile(drawing: Drawing, pile: Sequence[int], x: float, y: float, width: float, seat: int) -> None:
+    """A capture pile grouped by kind, each group fanned into its share of ``width`` under a
+    label with its count (junk: and the value §7 counts, double junk and jokers at theirs)."""
+    shares = sum(share for _, _, share in PILE_GROUPS)
+    room = width - GROUP_GAP * (len(PILE_GROUPS) - 1)
+    for kind, label, share in PILE_GROUPS:
+        group_width = room * share / shares
         group = [c for c in pile if KIND[c] == kind or (kind == Kind.JUNK and KIND[c] == Kind.JOKER)]
-        offset = min(12.0, (width - CARD_WIDTH) / max(len(group) - 1, 1))
+        count = f"{label} {len(group)}"
+        if kind == Kind.JUNK and group:
+            count += f" ({sum(int(JUNK_VALUE[c]) for c in group)})"
+        drawing.add([Shape("text", x + group_width / 2, y - 5, text=count, fill=TEXT, size=9)])
+        offset = min(MAX_FAN, (group_width - CARD_WIDTH) / max(len(group) - 1, 1))
         for k, card in enumerate(group):
-            drawing.add(card_face(card), x + k * offset, y)
-        x += width + 10
+            drawing.place(card, x + k * offset, y, f"pile {seat} {label}")
+        x += group_width + GROUP_GAP
 
 
 def _middle(drawing: Drawing, snap: dict[str, Any], y: float) -> None:
     """The stock (a back and its count) and the layout, in rows of 18."""
-    drawing.add(card_back(), 10, y + 20)
+    drawing.place(None, 10, y + 20, "stock")
     drawing.add([Shape("text", 30, y + 92, text=f"stock {len(snap['stock'])}", fill=TEXT, size=11)])
     for k, card in enumerate(snap["layout"]):
         row, column = divmod(k, 18)
-        drawing.add(card_face(card), 70 + column * STEP, y + 10 + row * (CARD_HEIGHT + 6))
+        drawing.place(card, 70 + column * STEP, y + 10 + row * (CARD_HEIGHT + 6), "layout")
     if Phase(snap["phase"]) == Phase.DONE:
         text = f"hand over: payments {list(snap['payments'])}"
         drawing.add([Shape("text", TABLE_WIDTH / 2, y + 150, text=text, fill=TEXT, size=13)])

@@ -14,7 +14,18 @@ pytest.importorskip("PIL", reason="rgb_array rendering needs Pillow (the draw ex
 from gostop_env import gostop_v0  # noqa: E402
 from gostop_env.core import GameBatch, Rules, random_legal_actions  # noqa: E402
 from gostop_env.core.cards import JUNK_VALUE, KIND, MONTH, NUM_CARDS, Kind  # noqa: E402
-from gostop_env.drawing import Drawing, card_face, card_picture, table, to_rgb, to_svg  # noqa: E402
+from gostop_env.drawing import (  # noqa: E402
+    CARD_HEIGHT,
+    CARD_WIDTH,
+    TABLE_HEIGHT,
+    TABLE_WIDTH,
+    Drawing,
+    card_face,
+    card_picture,
+    table,
+    to_rgb,
+    to_svg,
+)
 
 FRAME = (640, 960, 3)
 
@@ -74,3 +85,37 @@ def test_envs_render_rgb_array_and_the_oracle_view_shows_every_hand():
         frames[encoding] = env.render()
         assert frames[encoding].shape == FRAME
     assert not np.array_equal(frames["vector"], frames["oracle"])
+
+
+def _overlap(a, b) -> bool:
+    return abs(a.x - b.x) < CARD_WIDTH and abs(a.y - b.y) < CARD_HEIGHT
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_cards_stay_on_the_table_and_overlap_only_within_a_fanned_group(players):
+    """Over random hands of either preset, at every step, from every seat and face up: every
+    card lies inside the picture, and two cards overlap only in the same fanned group (a hand,
+    or one kind of one pile); every group of a pile is labelled with its count."""
+    rng = np.random.default_rng(players)
+    for preset in ("seed", "korean"):
+        rules = Rules.preset(preset, players=players, jokers=2)
+        batch = GameBatch.from_seed(rules, rng, 12)
+        while not batch.done.all():
+            for i in range(len(batch)):
+                for viewer in (*range(players), None):
+                    drawing = table(batch.snapshot(i), players, viewer)
+                    cards = drawing.cards
+                    assert all(
+                        0 <= c.x <= TABLE_WIDTH - CARD_WIDTH and 0 <= c.y <= TABLE_HEIGHT - CARD_HEIGHT for c in cards
+                    )
+                    clashes = [
+                        (a, b)
+                        for k, a in enumerate(cards)
+                        for b in cards[k + 1 :]
+                        if _overlap(a, b) and a.group != b.group
+                    ]
+                    assert not clashes, clashes[0]
+                    piles = batch.snapshot(i)["piles"]
+                    labels = {s.text for s in drawing.shapes if s.kind == "text"}
+                    assert all(f"brights {sum(KIND[c] == 0 for c in pile)}" in labels for pile in piles)
+            batch.step(random_legal_actions(batch.legal_bits, rng))
