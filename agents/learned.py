@@ -108,7 +108,7 @@ class ModelError(ValueError):
 
 
 BEST = "best"
-BEST_MODELS = {(2, "seed"): "expert_ppo", (3, "korean"): "expert3_ppo"}
+BEST_MODELS = {(2, "seed"): "expert_ppo", (3, "seed"): "seed3_ppo", (3, "korean"): "expert3_ppo"}
 """The strongest shipped network for each (players, preset) that has one: what ``model:best`` names."""
 
 
