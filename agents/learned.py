@@ -108,7 +108,12 @@ class ModelError(ValueError):
 
 
 BEST = "best"
-BEST_MODELS = {(2, "seed"): "expert_ppo", (3, "seed"): "seed3_ppo", (3, "korean"): "expert3_ppo"}
+BEST_MODELS = {
+    (2, "seed"): "expert_ppo",
+    (2, "korean"): "korean2_ppo",
+    (3, "seed"): "seed3_ppo",
+    (3, "korean"): "expert3_ppo",
+}
 """The strongest shipped network for each (players, preset) that has one: what ``model:best`` names."""
 
 
@@ -120,7 +125,8 @@ def best_model(rules: Rules | None) -> str:
     if key not in BEST_MODELS:
         shipped = ", ".join(f"{p} players {preset}" for p, preset in sorted(BEST_MODELS))
         raise ModelError(
-            f"no shipped network for {rules.players} players under these rules yet (model:best exists for {shipped})"
+            f"no shipped network for {rules.players} players under these rules "
+            f"(model:best exists for the presets: {shipped})"
         )
     return BEST_MODELS[key]
 

@@ -291,8 +291,9 @@ def test_model_best_names_the_strongest_shipped_network_for_the_rules():
         assert load_network("best", rules)[2] == (SHIPPED_MODELS / name).resolve()
         assert make_agent("model:best", rules).encoding == "vector"
         assert model_fingerprint("best", rules=rules) == model_fingerprint(name)
+    assert {(p, preset) for p in (2, 3) for preset in ("seed", "korean")} <= set(BEST_MODELS)
     with pytest.raises(ModelError, match="no shipped network for 2 players"):
-        make_agent("model:best", Rules.preset("korean", players=2))
+        make_agent("model:best", Rules.preset("korean", players=2, jokers=2))  # options no network plays
     with pytest.raises(ModelError, match="give the rules"):
         make_agent("model:best")
     assert TournamentConfig(("model:best", "greedy"), deals=10).key()

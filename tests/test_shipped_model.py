@@ -31,8 +31,13 @@ SHIPPED = {  # name: (players, preset, the command that made it)
     "scratch": (2, "seed", "gostop train scratch"),
     "expert3_ppo": (3, "korean", "gostop train expert3_ppo"),
     "seed3_ppo": (3, "seed", "gostop train seed3_ppo"),
+    "korean2_ppo": (2, "korean", "gostop train korean2_ppo"),
 }
-FINE_TUNED = {"expert3_ppo": "expert3", "seed3_ppo": "expert3"}  # name: the model its training started from
+FINE_TUNED = {
+    "expert3_ppo": "expert3",
+    "seed3_ppo": "expert3",
+    "korean2_ppo": "expert_ppo",
+}  # name: the model its training started from
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -87,7 +92,16 @@ def test_a_shipped_model_decides_the_same_whatever_the_hidden_cards(name):
 
 @pytest.mark.parametrize(
     ("name", "deals"),
-    [("ppo", 400), ("expert", 400), ("expert_ppo", 400), ("expert3", 200), ("scratch", 400), ("expert3_ppo", 200), ("seed3_ppo", 200)],
+    [
+        ("ppo", 400),
+        ("expert", 400),
+        ("expert_ppo", 400),
+        ("expert3", 200),
+        ("scratch", 400),
+        ("expert3_ppo", 200),
+        ("seed3_ppo", 200),
+        ("korean2_ppo", 400),
+    ],
 )
 def test_shipped_model_beats_greedy_on_a_few_hundred_deals(name, deals):
     """The full checks are in the model cards (20,000 and 5,000 deals); a few hundred

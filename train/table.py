@@ -81,6 +81,7 @@ DEFAULT_OPPONENTS = (
     "model:expert3",
     "model:expert3_ppo",
     "model:seed3_ppo",
+    "model:korean2_ppo",
     "model:ppo",
 )
 """The agents a table offers unless told otherwise (those that load here: models need the rl extra)."""
