@@ -21,6 +21,7 @@ import numpy as np
 from core_throughput import _DeckPool
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
+from gostop_env.core.numpy_engine import NumpyEngine
 
 SPENT: Counter = Counter()
 CALLS: Counter = Counter()
@@ -42,10 +43,12 @@ def timed(name: str, method: Callable) -> Callable:
 
 
 def instrument() -> None:
-    """Time every method of GameBatch (but the one-line slot helper) and the action choice."""
-    for name, member in list(vars(GameBatch).items()):
-        if callable(member) and name not in ("_slot", "__init__", "__len__") and not name.startswith("from_"):
-            setattr(GameBatch, name, timed(name, member))
+    """Time every method of GameBatch and of the NumPy engine it runs on (but the one-line slot
+    helper) and the action choice."""
+    for kind in (GameBatch, NumpyEngine):
+        for name, member in list(vars(kind).items()):
+            if callable(member) and name not in ("_slot", "__init__", "__len__") and not name.startswith("from_"):
+                setattr(kind, name, timed(name, member))
     global random_legal_actions
     random_legal_actions = timed("random_legal_actions", random_legal_actions)
 
