@@ -116,7 +116,8 @@ def test_a_hand_played_to_the_end_by_clicking(browser, server):
     _screenshot(browser, "table.png")
 
 
-def test_a_replay_stepped_to_the_end(browser, server):
+def _open_the_replay(browser, server):
+    """The server's replay opened at step 0 in the viewer: (the hand's state, a waiter)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -126,8 +127,15 @@ def test_a_replay_stepped_to_the_end(browser, server):
     wait = WebDriverWait(browser, WAIT_SECONDS)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay-list a"))
     browser.find_element(By.CSS_SELECTOR, "#replay-list a").click()
-    steps = len(state["replay"]["actions"])
     wait.until(lambda d: "step 0 of" in d.find_element(By.ID, "step").text)
+    return state, wait
+
+
+def test_a_replay_stepped_to_the_end(browser, server):
+    from selenium.webdriver.common.by import By
+
+    state, wait = _open_the_replay(browser, server)
+    steps = len(state["replay"]["actions"])
     for k in range(1, steps + 1):
         browser.find_element(By.ID, "next").click()
         wait.until(lambda d, k=k: f"step {k} of {steps}" in d.find_element(By.ID, "step").text)
@@ -200,16 +208,9 @@ def test_moves_and_errors_stay_in_view(browser, server, viewport, players):
 
 def test_a_replay_stepped_by_turn_and_jumped_to_its_end(browser, server):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    url, state = server
-    browser.get(url)
-    browser.find_element(By.ID, "show-replays").click()
-    wait = WebDriverWait(browser, WAIT_SECONDS)
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay-list a"))
-    browser.find_element(By.CSS_SELECTOR, "#replay-list a").click()
+    state, wait = _open_the_replay(browser, server)
     steps = len(state["replay"]["actions"])
-    wait.until(lambda d: "step 0 of" in d.find_element(By.ID, "step").text)
     seen = [0]
     while seen[-1] < steps:
         browser.find_element(By.ID, "next-turn").click()
