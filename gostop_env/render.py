@@ -54,7 +54,7 @@ def render_frame(snap: dict, rules, seat: int, encoding: str) -> np.ndarray:
     image shows every hand face up."""
     from .drawing import table, to_rgb
 
-    return to_rgb(table(snap, rules.players, None if encoding == "oracle" else seat))
+    return to_rgb(table(snap, rules.players, None if encoding == "oracle" else seat, rules))
 
 
 def _names(cards) -> str:

@@ -74,5 +74,8 @@ def test_remembered_pile_readings_follow_every_pile_change(preset, players, joke
             events = game.step(legal[int(rng.integers(len(legal)))])
             steals += sum(len(cards) for row in events.stolen for cards in row)
             for seat in range(players):
-                assert game.reading(seat) == read_pile(game.piles[seat], rules)
+                reading = game.reading(seat)
+                assert reading == read_pile(game.piles[seat], rules)
+                parts = reading.bright_points + reading.animal_points + reading.ribbon_points + reading.junk_points
+                assert parts == reading.score
     assert steals > 0  # the steals' pile changes were exercised

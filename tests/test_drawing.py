@@ -4,6 +4,7 @@ follow the state, and nothing drawn that the viewing seat may not see."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,39 +14,79 @@ pytest.importorskip("PIL", reason="rgb_array rendering needs Pillow (the draw ex
 
 from gostop_env import gostop_v0  # noqa: E402
 from gostop_env.core import GameBatch, Rules, random_legal_actions  # noqa: E402
-from gostop_env.core.cards import JUNK_VALUE, KIND, MONTH, NUM_CARDS, Kind  # noqa: E402
+from gostop_env.core.cards import DOUBLE_JUNK, JUNK_VALUE, KIND, MONTH, NUM_CARDS, Kind, card_name  # noqa: E402
 from gostop_env.drawing import (  # noqa: E402
     CARD_HEIGHT,
     CARD_WIDTH,
     TABLE_HEIGHT,
     TABLE_WIDTH,
-    Drawing,
     card_face,
     card_picture,
+    deck,
     table,
     to_rgb,
     to_svg,
 )
 
 FRAME = (640, 960, 3)
+SVG = "{http://www.w3.org/2000/svg}"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
-def test_cards_look_alike_only_when_they_play_alike_and_none_looks_like_the_back():
+def test_cards_look_alike_only_when_the_rules_treat_them_alike_and_none_looks_like_the_back():
+    """Two faces are the same picture exactly when the cards share a name (the two plain
+    junk of a month, which every rule treats alike); the back looks like no face."""
     faces = [to_rgb(card_picture(c)).tobytes() for c in range(NUM_CARDS)]
     for a in range(NUM_CARDS):
         for b in range(a + 1, NUM_CARDS):
-            if faces[a] == faces[b]:  # only two plain junk cards of one month (11 such pairs)
-                assert MONTH[a] == MONTH[b] and JUNK_VALUE[a] == JUNK_VALUE[b] == 1 and KIND[a] == Kind.JUNK
-    assert len(set(faces)) == 39 and to_rgb(card_picture(None)).tobytes() not in faces
+            assert (faces[a] == faces[b]) == (card_name(a) == card_name(b)), (card_name(a), card_name(b))
+    assert len(set(faces)) == len({card_name(c) for c in range(NUM_CARDS)}) == 39
+    assert to_rgb(card_picture(None)).tobytes() not in faces
 
 
-def test_svg_is_well_formed_and_names_each_month_and_the_jokers():
-    drawing = Drawing(NUM_CARDS * 44, 70)
+def test_faces_stay_on_the_card_and_carry_their_month_and_kind_marks():
+    """Every shape of a face lies on the card; each month card shows its month's number in
+    the corner at a readable size; brights carry the seal, double junk its x2 tag."""
     for card in range(NUM_CARDS):
-        drawing.add(card_face(card), 44 * card, 5)
-    root = ET.fromstring(to_svg(drawing))
-    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+        shapes = card_face(card)
+        for s in shapes:
+            xs, ys = _extent(s)
+            assert min(xs) >= 0 and max(xs) <= CARD_WIDTH and min(ys) >= 0 and max(ys) <= CARD_HEIGHT, (card, s)
+        texts = [s for s in shapes if s.kind == "text"]
+        if KIND[card] == Kind.JOKER:
+            assert [t.text for t in texts] == ["JOKER", f"x{JUNK_VALUE[card]}"]
+            continue
+        month = [t for t in texts if t.text == str(MONTH[card] + 1)]
+        assert len(month) == 1 and month[0].size >= 8 and month[0].x < 10 and month[0].y < 10
+        assert any(t.text == "x2" for t in texts) == (card in DOUBLE_JUNK)
+        seals = [s for s in shapes if s.kind == "circle" and s.x > 30 and s.y < 10]
+        assert bool(seals) == (KIND[card] == Kind.BRIGHT)
+
+
+def _extent(s) -> tuple[list[float], list[float]]:
+    """The x and y ranges a shape covers (its bounding box's corners)."""
+    if s.kind in ("polygon", "line"):
+        corners = s.corners()
+        return [x for x, _ in corners], [y for _, y in corners]
+    if s.kind == "rect":
+        return [s.x, s.x + s.w], [s.y, s.y + s.h]
+    if s.kind in ("circle", "ellipse"):
+        rx, ry = (s.r, s.r) if s.kind == "circle" else (s.w, s.h)
+        return [s.x - rx, s.x + rx], [s.y - ry, s.y + ry]
+    return [s.x], [s.y]
+
+
+def test_svg_groups_each_card_with_its_name_and_the_docs_deck_is_current():
+    """Each card of a drawing is one <g class="card"> naming it; docs/images/deck.svg is what
+    ``deck()`` draws today (regenerate: python -m gostop_env.drawing docs/images/deck.svg)."""
+    svg = to_svg(deck())
+    root = ET.fromstring(svg)
+    groups = [g for g in root.iter(f"{SVG}g") if g.get("class") == "card"]
+    assert [g.get("data-card") for g in groups] == [*map(str, range(NUM_CARDS)), "back"]
+    assert [g.find(f"{SVG}title").text for g in groups[:NUM_CARDS]] == [card_name(c) for c in range(NUM_CARDS)]
+    texts = [t.text for t in root.iter(f"{SVG}text")]
     assert {str(m) for m in range(1, 13)} <= set(texts) and texts.count("JOKER") == 2 and "x2" in texts
+    assert (DOCS / "images" / "deck.svg").read_text() == svg + "\n"
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -75,6 +116,17 @@ def test_a_frame_shows_nothing_hidden_from_its_viewer_and_the_omniscient_one_doe
         everything = [to_rgb(table(b.snapshot(int(i)), 2, None)) for b in (batch, changed)]
         differ += not np.array_equal(*everything)
     assert differ > 0
+
+
+def test_pile_labels_give_each_kinds_points_under_the_tables_rules():
+    """A pile of three brights, five animals with the godori birds and nine junk worth ten:
+    its labels give each group's count and the points it scores (korean rules)."""
+    rules = Rules.preset("korean")
+    pile = [0, 8, 28, 4, 12, 29, 16, 20, *range(2, 24, 4)[:5], 3, 7, 11, 41]
+    snap = GameBatch.from_seed(rules, 0, 1).snapshot(0)
+    snap["piles"] = [pile, []]
+    labels = {s.text for s in table(snap, 2, 0, rules).shapes if s.kind == "text"}
+    assert {"brights 3: 3 pts", "animals 5: 6 pts", "ribbons 0", "junk 9 (10): 1 pt"} <= labels
 
 
 def test_envs_render_rgb_array_and_the_oracle_view_shows_every_hand():
@@ -116,6 +168,6 @@ def test_cards_stay_on_the_table_and_overlap_only_within_a_fanned_group(players)
                     ]
                     assert not clashes, clashes[0]
                     piles = batch.snapshot(i)["piles"]
-                    labels = {s.text for s in drawing.shapes if s.kind == "text"}
+                    labels = {s.text.split(":")[0] for s in drawing.shapes if s.kind == "text"}
                     assert all(f"brights {sum(KIND[c] == 0 for c in pile)}" in labels for pile in piles)
             batch.step(random_legal_actions(batch.legal_bits, rng))

@@ -113,6 +113,8 @@ def test_a_hand_played_to_the_end_by_clicking(browser, server):
         clicks += 1
     done = browser.find_element(By.ID, "done").text
     assert clicks > 0 and done.startswith("Payments:") and browser.find_element(By.ID, "error").text == ""
+    wait.until(lambda d: d.execute_script("return document.getAnimations().length") == 0)
+    assert _card_layout_problems(browser) == []
     _screenshot(browser, "table.png")
 
 
@@ -190,9 +192,11 @@ def test_moves_and_errors_stay_in_view(browser, server, viewport, players):
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move"))
     browser.execute_script("window.scrollTo(0, 0)")
     buttons = browser.find_elements(By.CSS_SELECTOR, "#moves button.move")
+    wait.until(lambda d: d.execute_script("return document.getAnimations().length") == 0)
     _screenshot(browser, f"table-{viewport}-{players}p.png")
     outside = [b.text for b in buttons if not _in_view(browser, b)]
     assert buttons and not outside, f"move buttons outside the viewport: {outside}"
+    assert _card_layout_problems(browser) == []
 
     table = browser.find_element(By.ID, "table").get_attribute("innerHTML")
     opponent = browser.find_element(By.ID, "opponent")
@@ -204,6 +208,84 @@ def test_moves_and_errors_stay_in_view(browser, server, viewport, players):
     assert "one of this table's agents" in error.text and _in_view(browser, error)
     assert browser.find_element(By.ID, "table").get_attribute("innerHTML") == table
     _screenshot(browser, f"error-{viewport}-{players}p.png")
+
+
+CARD_LAYOUT = """
+const svg = document.querySelector("#table svg").getBoundingClientRect();
+const cards = [...document.querySelectorAll("#table g.card")].map((g) => {
+  const r = g.getBoundingClientRect();
+  return {name: g.querySelector("title").textContent, group: g.dataset.group, r};
+});
+const problems = [];
+if (svg.left < 0 || svg.right > window.innerWidth + 0.5) problems.push("the table is wider than the viewport");
+const inside = (r) => r.left >= svg.left - 0.5 && r.right <= svg.right + 0.5
+                    && r.top >= svg.top - 0.5 && r.bottom <= svg.bottom + 0.5;
+for (const c of cards) {
+  if (!inside(c.r)) problems.push(`${c.name} (${c.group}) clipped by the table's edge`);
+}
+for (let i = 0; i < cards.length; i++) for (let j = i + 1; j < cards.length; j++) {
+  const [a, b] = [cards[i], cards[j]];
+  const overlap = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left) > 0.5
+               && Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top) > 0.5;
+  if (overlap && a.group !== b.group) problems.push(`${a.name} (${a.group}) over ${b.name} (${b.group})`);
+}
+return problems;
+"""
+
+
+def _card_layout_problems(driver) -> list[str]:
+    """What the browser shows wrong with the cards of the table as drawn: a card outside the
+    table's picture, two cards of different groups overlapping (cards overlap only when
+    fanned within one pile), or a table wider than the viewport."""
+    return driver.execute_script(CARD_LAYOUT)
+
+
+def test_moves_animate_and_the_setting_turns_that_off(browser, server):
+    """With animation on (the default), a move slides the cards that moved; switched off, the
+    choice is remembered across a reload and the next move moves nothing."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, _ = server
+    browser.get(url)
+    browser.execute_script("localStorage.clear()")
+    browser.get(url)
+    wait = WebDriverWait(browser, WAIT_SECONDS)
+
+    def a_move_on_a_seeded_hand() -> int:
+        table = browser.find_element(By.ID, "table").get_attribute("innerHTML")
+        seed = browser.find_element(By.ID, "seed")
+        seed.clear()
+        seed.send_keys("11")
+        browser.find_element(By.ID, "new-hand").click()
+        wait.until(lambda d: d.find_element(By.ID, "table").get_attribute("innerHTML") != table)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move"))
+        table = browser.find_element(By.ID, "table").get_attribute("innerHTML")
+        browser.find_elements(By.CSS_SELECTOR, "#moves button.move")[0].click()
+        wait.until(lambda d: d.find_element(By.ID, "table").get_attribute("innerHTML") != table)
+        return int(browser.execute_script("return document.body.dataset.animated"))
+
+    assert browser.find_element(By.ID, "animate").is_selected()
+    assert a_move_on_a_seeded_hand() > 0
+    browser.find_element(By.ID, "animate").click()
+    browser.get(url)
+    assert not browser.find_element(By.ID, "animate").is_selected()
+    assert a_move_on_a_seeded_hand() == 0
+    assert browser.execute_script("return document.getAnimations().length") == 0
+    browser.execute_script("localStorage.clear()")
+
+
+def test_the_card_gallery_shows_every_card_named(browser, server):
+    from selenium.webdriver.common.by import By
+
+    url, _ = server
+    browser.get(url + "cards")
+    images = browser.find_elements(By.CSS_SELECTOR, "figure img")
+    assert len(images) == 51
+    assert all(browser.execute_script("return arguments[0].naturalWidth", img) > 0 for img in images)
+    captions = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "figcaption")]
+    assert captions[0] == "Jan pine crane" and captions[-1] == "face down"
+    _screenshot(browser, "cards.png")
 
 
 def test_a_replay_stepped_by_turn_and_jumped_to_its_end(browser, server):

@@ -11,7 +11,8 @@ by :mod:`gostop_env.drawing` plus the legal moves with their labels.
 - ``GET /api/replays`` lists the replay files of ``--replays DIR``; ``GET
   /api/replays/{name}?step=k`` is the hand after its k-th action, every hand face up (a
   replay viewer is omniscient), with that step's events and, at the end, the payments.
-- ``GET /api/cards/{card}.svg`` is one card face (``back.svg``: a face-down card).
+- ``GET /api/cards/{card}.svg`` is one card face (``back.svg``: a face-down card); ``GET
+  /cards`` is a gallery of every card by month, named.
 
 A state: ``svg`` (the table as your seat sees it), ``moves`` (``[{"action", "label",
 "card"}]``, only when it is your decision), ``phase``, ``to_move``, ``your_seat``,
@@ -54,10 +55,10 @@ import numpy as np
 from gostop.agents.registry import BEST_OPPONENT, FALLBACK_OPPONENT, default_opponent, make_agent
 from gostop_env.core import Phase, Rules, action_name, batch_class
 from gostop_env.core import actions as A
-from gostop_env.core.cards import NUM_CARDS, card_name
+from gostop_env.core.cards import JOKERS, MONTH_ABBR, NUM_CARDS, card_name
 from gostop_env.core.deck import check_seed, shuffled_decks
 from gostop_env.core.rules import PRESETS
-from gostop_env.drawing import card_picture, table, to_svg
+from gostop_env.drawing import CARD_HEIGHT, CARD_WIDTH, card_picture, table, to_svg
 from gostop_env.human import move_menu, stop_payment
 from gostop_env.policy import Policy
 from gostop_env.replay import Replay, describe, move_lines, payment_breakdown
@@ -159,7 +160,7 @@ class TableGame:
         mine = not self.done and self.to_move == self.seat
         phase = Phase(int(self.batch.phase[0]))
         state = {
-            "svg": to_svg(table(self.batch.snapshot(0), self.rules.players, self.seat)),
+            "svg": to_svg(table(self.batch.snapshot(0), self.rules.players, self.seat, self.rules)),
             "moves": _moves(move_menu(self.batch, self.seat)) if mine else [],
             "phase": phase.name.lower(),
             "to_move": None if self.done else self.to_move,
@@ -215,7 +216,7 @@ def _replay_state(replay: Replay, step: int) -> dict[str, Any]:
 def _replay_picture(game: Any, events: list[str]) -> dict[str, Any]:
     """What the replay viewer shows of ``game`` as it stands."""
     return {
-        "svg": to_svg(table(game.snapshot(), game.rules.players, None)),
+        "svg": to_svg(table(game.snapshot(), game.rules.players, None, game.rules)),
         "events": events,
         "done": game.done,
         "payments": list(game.payments) if game.done else None,
@@ -305,6 +306,49 @@ def card_svg(name: str) -> str:
     if name != "back" and not (re.fullmatch(r"[0-9]{1,2}", name) and int(name) < NUM_CARDS):
         raise TableError(404, f"no card {name!r}: ids 0..{NUM_CARDS - 1} or 'back'")
     return to_svg(card_picture(None if name == "back" else int(name)))
+
+
+GALLERY_SCALE = 2  # the gallery shows cards at twice the table's size
+
+
+def cards_page() -> str:
+    """The card gallery: every card by month with its name, the jokers and the back."""
+    from html import escape
+
+    def figure(card: int | None) -> str:
+        name = "back" if card is None else str(card)
+        label = "face down" if card is None else card_name(card)
+        return (
+            f'<figure><img src="/api/cards/{name}.svg" width="{GALLERY_SCALE * CARD_WIDTH}" '
+            f'height="{GALLERY_SCALE * CARD_HEIGHT}" alt="{escape(label)}">'
+            f"<figcaption>{escape(label)}</figcaption></figure>"
+        )
+
+    rows = [
+        f"<h2>{escape(title)}</h2><div class=row>{''.join(figure(c) for c in cards)}</div>"
+        for title, cards in (
+            *((f"{month + 1}: {MONTH_ABBR[month]}", range(4 * month, 4 * month + 4)) for month in range(12)),
+            ("jokers and the back", (*JOKERS, None)),
+        )
+    ]
+    return GALLERY_PAGE.replace("{{rows}}", "\n".join(rows))
+
+
+GALLERY_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>gostop cards</title>
+<style>
+  body { font-family: sans-serif; background: #1b4332; color: #f8f9fa; margin: 1em; }
+  a { color: #ffb703; } h2 { font-size: 1em; margin: 0.8em 0 0.2em; }
+  .row { display: flex; flex-wrap: wrap; gap: 0.8em; }
+  figure { margin: 0; width: 7.5em; text-align: center; font-size: 0.8em; }
+</style></head>
+<body><p><a href="/">Back to the table</a></p><h1>The cards</h1>
+<p>Each month's plant, its bright (red seal), animal, ribbon and junk; double junk carry a gold x2 tag.
+Cards with the same name play alike and look alike.</p>
+{{rows}}
+</body></html>
+"""
 
 
 def _check_agent(name: str) -> None:
@@ -440,6 +484,9 @@ def create_app(
             raise TableError(400, f"step must be 0..{len(replay.actions)}, got {step}")
         return JSONResponse(_replay_state(replay, step))
 
+    async def gallery(request: Request) -> Response:
+        return HTMLResponse(cards_page())
+
     async def card(request: Request) -> Response:
         return Response(card_svg(request.path_params["name"]), media_type="image/svg+xml")
 
@@ -458,6 +505,7 @@ def create_app(
         Route("/api/replays", replays_list),
         Route("/api/replays/{name}", replay_step),
         Route("/api/cards/{name}.svg", card),
+        Route("/cards", gallery),
     ]
     app = Starlette(
         routes=routes,

@@ -29,7 +29,8 @@ THRESHOLDS = {"animals": 4, "ribbons": 4, "junk": 9}
 # ---- the reference engine's reading: one pile as a set of card ids ------------------------------
 @dataclass(frozen=True)
 class PileReading:
-    """A capture pile as §7 scores it (with ``september_dual``, the better reading)."""
+    """A capture pile as §7 scores it (with ``september_dual``, the better reading); the
+    points of each kind (sets included) add up to ``score``."""
 
     score: int
     brights: int
@@ -37,6 +38,9 @@ class PileReading:
     animals: int
     junk_value: int
     september_as_junk: bool
+    animal_points: int = 0
+    ribbon_points: int = 0
+    junk_points: int = 0
 
 
 def read_pile(pile: set[int] | frozenset[int], rules: Rules) -> PileReading:
@@ -72,7 +76,17 @@ def _read_set(pile: frozenset[int], september_as_junk: bool) -> PileReading:
     )
     junk_points = max(junk - THRESHOLDS["junk"], 0)
     score = bright_points + animal_points + ribbon_points + junk_points
-    return PileReading(score, len(brights), bright_points, len(animals), junk, september_as_junk)
+    return PileReading(
+        score,
+        len(brights),
+        bright_points,
+        len(animals),
+        junk,
+        september_as_junk,
+        animal_points,
+        ribbon_points,
+        junk_points,
+    )
 
 
 def _cards_of_kind(kind: Kind) -> frozenset[int]:
