@@ -146,7 +146,7 @@ def test_a_replay_stepped_to_the_end(browser, server):
     _screenshot(browser, "replay.png")
 
 
-VIEWPORTS = {"desktop": (1280, 900), "phone": (390, 844)}
+VIEWPORTS = {"desktop": (1280, 900), "phone": (390, 844), "wide": (1920, 1080)}
 
 
 def _in_view(driver, element) -> bool:
@@ -173,9 +173,10 @@ def viewport(browser, request):
 @pytest.mark.parametrize("viewport", list(VIEWPORTS), indirect=True)
 @pytest.mark.parametrize("players", [2, 3])
 def test_moves_and_errors_stay_in_view(browser, server, viewport, players):
-    """The landing page deals a hand at once; at 1280x900 and 390x844, with 2 and 3 players,
-    every move button lies inside the viewport with no scrolling, and a refused new hand shows
-    its error inside the viewport and leaves the table as it was."""
+    """The landing page deals a hand at once; at 1280x900, 390x844 and 1920x1080, with 2 and
+    3 players, every move button lies inside the viewport with no scrolling, no card is
+    clipped or overlaps another group's, and a refused new hand shows its error inside the
+    viewport and leaves the table as it was."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
