@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gostop_env.core import GameBatch, Rules, batch_class
+from gostop_env.core.match import MatchBatch, MatchFormat
 from gostop_env.policy import Policy
 from gostop_env.seats import controlled_actions
 
@@ -66,6 +67,36 @@ def play_out(
         batch.step(actions)
         if history is not None:
             history.append(actions)
+    return batch
+
+
+def play_matches(
+    rules: Rules,
+    fmt: MatchFormat,
+    player_policies: Sequence[Policy],
+    seed: int,
+    matches: int,
+    rng: np.random.Generator,
+    backend: str | None = None,
+    first: int = 0,
+) -> MatchBatch:
+    """Play ``matches`` matches (ids ``first`` on) with ``player_policies[p]`` as player p,
+    whatever seat p holds in each hand; return them finished (``standing``, ``played``)."""
+    if len(player_policies) != rules.players:
+        raise ValueError(f"need one policy per player ({rules.players}), got {len(player_policies)}")
+    batch = MatchBatch(rules, fmt, seed, matches, backend, first)
+    groups = _seats_by_policy(player_policies)
+    policies = [policy for policy, _ in groups]
+    names = [f"player {seats[0]}" if len(seats) == 1 else f"players {list(seats)}" for _, seats in groups]
+    group_of_player = np.zeros(rules.players, np.int64)
+    for k, (_, players) in enumerate(groups):
+        group_of_player[list(players)] = k
+    while not batch.done.all():
+        actions = np.full(len(batch), -1, np.int64)
+        mover = batch.player_to_move
+        controller = np.where(mover >= 0, group_of_player[np.maximum(mover, 0)], -1)
+        controlled_actions(batch.hand, actions, controller, policies, batch.hand.legal_action_mask(), rng, names)
+        batch.step(actions)
     return batch
 
 

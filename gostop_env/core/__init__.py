@@ -12,6 +12,7 @@
 - :mod:`.state`: the batched core's state arrays, declared once (:class:`~.state.GameState`).
 - :mod:`.numpy_engine`: the rules as NumPy operations on every game of a batch at once.
 - :mod:`.batch`: the batched core's API, :class:`GameBatch`.
+- :mod:`.match`: matches, hands in a row between the same players (:class:`~.match.MatchBatch`).
 - :mod:`.backends`: which engines can step a batch, and the choice of one.
 - :mod:`.compiled`: the compiled backend (numba, the ``fast`` extra), loaded when asked for.
 - :mod:`.indices`: game indices checked before any engine reads them.

@@ -42,6 +42,7 @@ from .bitboard import (
 from .deck import DEAL_PACKETS, DEALT, fisher_yates
 from .events import NUM_EVENTS, BatchEvents, Event
 from .outcomes import Outcome, Result
+from .rules import CHONGTONG_CHIPS
 from .scoring import BIT32, pile_scores, read_piles
 from .state import DECIDE, END_TURN, FLIP, NEXT_TURN, RESOLVE_H, STATE_FIELDS, STOP, GameState
 
@@ -224,7 +225,9 @@ class NumpyEngine(GameState):
     def _chongtong(self, idx: np.ndarray, holders: np.ndarray) -> None:
         players = self.rules.players
         n_holders = holders.sum(axis=1)
-        pay = 5 * (holders * players - n_holders[:, None])  # each holder: +5 per opponent, -5 per other holder
+        pay = CHONGTONG_CHIPS * (
+            holders * players - n_holders[:, None]
+        )  # each holder: + per opponent, - per other holder
         self.payments[idx] = pay
         self._events.counts[idx, :, Event.CHONGTONG] += holders.astype(np.int8)
         self.winner[idx] = np.where(n_holders == 1, holders.argmax(axis=1), -1)

@@ -55,7 +55,7 @@ from .deck import deal_slices, decks_from_seeds, replace_layout_jokers, shuffled
 from .events import Event, Events
 from .outcomes import Outcome, Result
 from .position import Position
-from .rules import MAX_CARRY, Rules, check_carry
+from .rules import CHONGTONG_CHIPS, MAX_CARRY, Rules, check_carry
 from .scoring import PileReading, junk_value, read_pile
 
 MONTHS = tuple(int(m) for m in MONTH)
@@ -174,12 +174,12 @@ class ReferenceGame:
         return any(months.count(m) == 4 for m in set(months))
 
     def _chongtong(self, holders: list[int]) -> None:
-        """§3.3: each opponent pays each holder 5 chips, flat."""
+        """§3.3: each opponent pays each holder ``CHONGTONG_CHIPS``, flat."""
         for holder in holders:
             self._events.add(holder, Event.CHONGTONG)
             for other in self._opponents(holder):
-                self.payments[holder] += 5
-                self.payments[other] -= 5
+                self.payments[holder] += CHONGTONG_CHIPS
+                self.payments[other] -= CHONGTONG_CHIPS
         self.winner = holders[0] if len(holders) == 1 else -1
         self._end_hand(Result.CHONGTONG)
 

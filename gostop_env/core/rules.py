@@ -31,6 +31,8 @@ the bound stays at the bound: under ``nagari_compounding`` the multiplier stops 
 carry (shakes and bombs ≤ 3, animals 1, gos − 2 ≤ 18, bright-bak and pi-bak 2), and a
 winner is paid at most two shares, so every payment stays below 2^(7 + 24 + 24 + 1) =
 2^56, well inside the int64 arrays of the batch core; both engines compute it exactly."""
+CHONGTONG_CHIPS = 5
+"""What each opponent pays a chongtong holder, flat (§3.3)."""
 
 
 @dataclass(frozen=True)

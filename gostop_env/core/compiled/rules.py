@@ -18,7 +18,7 @@ from ..actions import Phase
 from ..bitboard import NIBBLE_LOW
 from ..events import Event
 from ..outcomes import Outcome, Result
-from ..rules import Rules
+from ..rules import CHONGTONG_CHIPS, Rules
 from ..scoring import BIT32, BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
 from ..state import STAGES
 from .arrays import NUM_EVENTS
@@ -537,9 +537,9 @@ def deal(s: Any, ev: Any, t: Any, i: int, options: Any) -> None:
     if holders == 0:
         run_stages(s, ev, t, i, begin_turn(s, i, 0), options)
         return
-    for p in range(players):  # each holder: +5 per opponent, -5 per other holder
+    for p in range(players):  # each holder: + per opponent, - per other holder
         held = ev.counts[at(s, i, p) * NUM_EVENTS + U(E_CHONGTONG)] != 0
-        s.payments[at(s, i, p)] = 5 * ((players if held else 0) - holders)
+        s.payments[at(s, i, p)] = CHONGTONG_CHIPS * ((players if held else 0) - holders)
     if holders > 1:
         s.winner[i] = -1
     end_hand(s, ev, i, CHONGTONG)
