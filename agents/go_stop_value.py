@@ -9,6 +9,11 @@ batch. The mean over samples comes with a 95% normal interval, ``1.96 s / sqrt(n
 shrinks as samples grow; go and stop are paired on the same samples, so the advantage of
 going has its own, tighter interval.
 
+Means hide the spread: a go worth +3 on average can still lose one time in three. The
+values keep every sample's chips (``go_samples``, ``stop_samples``), so each choice's payment
+distribution can be read per decision: :meth:`GoStopValues.quantiles`,
+:meth:`GoStopValues.loss_probability` and :meth:`GoStopValues.histogram`.
+
 With ``perfect_information=True`` the rollouts start from the true state instead: the
 value a player who could see every card would get from the same policies. Its decision
 value, ``max(go, stop)`` per game, is an upper reference for what any go/stop rule on
@@ -32,10 +37,14 @@ from .match import play_out
 Z95 = 1.959964
 
 
+CHOICES = ("go", "stop")
+
+
 @dataclass(frozen=True)
 class GoStopValues:
     """Per decision (one row per game): mean chips of going and of stopping for the deciding
-    seat, the advantage of going (go - stop) and the 95% interval half-widths."""
+    seat, the advantage of going (go - stop), the 95% interval half-widths, and the chips of
+    every sample (``(n, samples)``: go and stop paired on the same samples)."""
 
     go: np.ndarray
     stop: np.ndarray
@@ -44,6 +53,33 @@ class GoStopValues:
     stop_half: np.ndarray
     advantage_half: np.ndarray
     samples: int
+    go_samples: np.ndarray
+    stop_samples: np.ndarray
+
+    def chips(self, choice: str) -> np.ndarray:
+        """``(n, samples)`` chips of saying ``choice`` ("go" or "stop")."""
+        if choice not in CHOICES:
+            raise ValueError(f"choice must be one of {CHOICES}, got {choice!r}")
+        return self.go_samples if choice == "go" else self.stop_samples
+
+    def quantiles(self, choice: str, levels: Sequence[float] = (0.1, 0.5, 0.9)) -> np.ndarray:
+        """``(n, len(levels))`` quantiles of the chips of ``choice`` at each decision."""
+        if not all(0 <= q <= 1 for q in levels):
+            raise ValueError(f"quantile levels must lie in [0, 1], got {list(levels)}")
+        return np.quantile(self.chips(choice), levels, axis=1).T
+
+    def loss_probability(self, choice: str) -> np.ndarray:
+        """``(n,)`` share of samples in which ``choice`` ends the hand paying chips."""
+        return (self.chips(choice) < 0).mean(axis=1)
+
+    def histogram(self, choice: str, edges: Sequence[float]) -> np.ndarray:
+        """``(n, len(edges) - 1)`` share of samples of ``choice`` in each bin
+        ``[edges[i], edges[i + 1])`` (the last bin closed), per decision."""
+        edges = np.asarray(edges, np.float64)
+        if edges.ndim != 1 or len(edges) < 2 or not (np.diff(edges) > 0).all():
+            raise ValueError("edges must be two or more increasing numbers")
+        counts = np.stack([np.histogram(row, edges)[0] for row in self.chips(choice)])
+        return counts / self.samples
 
     def go_ci(self) -> np.ndarray:
         """``(n, 2)`` 95% intervals of the value of going."""
@@ -86,6 +122,8 @@ def go_stop_values(
         _half_width(stop),
         _half_width(advantage),
         samples,
+        go,
+        stop,
     )
 
 

@@ -22,7 +22,7 @@ from gostop_env.core import Rules
 from gostop_env.core.deck import shuffled_decks
 
 from .decisions import DecisionRecorder
-from .go_stop_value import Z95, go_stop_values
+from .go_stop_value import CHOICES, Z95, GoStopValues, go_stop_values
 from .match import play_hands
 
 
@@ -80,7 +80,15 @@ def value_dataset(
     by ``seat_policies`` (values under the same policies; perfect-information values too
     when asked). Columns: those of :meth:`gostop.agents.decisions.DecisionRecorder.table` (features,
     what the policy chose, the outcome), ``go``, ``stop``, ``advantage``, ``advantage_half``
-    (95%), and ``perfect_go``/``perfect_stop``."""
+    (95%), each choice's payment distribution (``go_q10``, ``go_q50``, ``go_q90``,
+    ``go_p_loss``, the same for ``stop``), and ``perfect_go``/``perfect_stop``."""
+    return decision_values(rules, seat_policies, hands, samples, seed, perfect_information)[0]
+
+
+def decision_values(
+    rules: Rules, seat_policies: Sequence[Any], hands: int, samples: int, seed: int, perfect_information: bool = False
+) -> tuple[dict[str, np.ndarray], GoStopValues]:
+    """:func:`value_dataset`'s table, and the values it was made from (every sample's chips)."""
     rng = np.random.default_rng([seed, 3])
     recorder = DecisionRecorder(keep_states=True)
     batch = play_hands(
@@ -92,10 +100,25 @@ def value_dataset(
     decisions = recorder.states()
     values = go_stop_values(decisions, seat_policies, samples, rng)
     table.update(go=values.go, stop=values.stop, advantage=values.advantage, advantage_half=values.advantage_half)
+    table.update(distribution_columns(values))
     if perfect_information:
         perfect = go_stop_values(decisions, seat_policies, samples, rng, perfect_information=True)
         table.update(perfect_go=perfect.go, perfect_stop=perfect.stop)
-    return table
+    return table, values
+
+
+QUANTILES = (0.1, 0.5, 0.9)
+
+
+def distribution_columns(values: GoStopValues) -> dict[str, np.ndarray]:
+    """Per decision, each choice's payment quantiles (``go_q10``, ...) and probability of
+    paying (``go_p_loss``, ``stop_p_loss``)."""
+    columns = {}
+    for choice in CHOICES:
+        for level, column in zip(QUANTILES, values.quantiles(choice, QUANTILES).T, strict=True):
+            columns[f"{choice}_q{round(100 * level)}"] = column
+        columns[f"{choice}_p_loss"] = values.loss_probability(choice)
+    return columns
 
 
 def advantage_by(

@@ -78,6 +78,30 @@ def test_intervals_shrink_as_samples_grow():
     assert many.advantage_half.mean() < few.advantage_half.mean() / 2.5
 
 
+def test_each_choice_comes_with_its_payment_distribution():
+    """Quantiles, the chance of paying and a histogram per decision, read from the same
+    samples as the means: stopping pays what is on the table in every sample, going spreads."""
+    decisions = _decisions(60, seed=3)
+    values = go_stop_values(decisions, [Greedy(), Greedy()], 64, np.random.default_rng(0))
+    assert values.go_samples.shape == values.stop_samples.shape == (len(decisions), 64)
+    assert np.allclose(values.go_samples.mean(axis=1), values.go)
+    low, median, high = values.quantiles("go", (0.1, 0.5, 0.9)).T
+    assert (low <= median).all() and (median <= high).all() and (low < high).any()
+    stop = values.quantiles("stop")
+    assert np.allclose(stop, values.stop[:, None]) and (values.loss_probability("stop") == 0).all()
+    p_loss = values.loss_probability("go")
+    assert ((p_loss >= 0) & (p_loss <= 1)).all() and p_loss.max() > 0
+    shares = values.histogram("go", [-1000, -0.5, 0.5, 1000])
+    assert np.allclose(shares.sum(axis=1), 1) and np.allclose(shares[:, 0], p_loss)
+    for bad in (
+        lambda: values.quantiles("fold"),
+        lambda: values.quantiles("go", (1.5,)),
+        lambda: values.histogram("go", [3, 1]),
+    ):
+        with pytest.raises(ValueError):
+            bad()
+
+
 def test_values_need_go_stop_decisions_and_two_samples():
     batch = GameBatch.from_seed(Rules(), 0, 4)
     with pytest.raises(ValueError, match="go/stop decision"):
@@ -144,15 +168,22 @@ def test_value_dataset_and_where_going_pays():
     assert np.array_equal(table["stop"], table["stop_chips"])  # stopping now pays the stake
     rows = advantage_by(table, "stock_left", [0, 4, 8])
     assert sum(r["decisions"] for r in rows) == n and rows[0]["stock_left"] == "[0, 4)"
+    assert (table["go_q10"] <= table["go_q50"]).all() and (table["go_q50"] <= table["go_q90"]).all()
+    assert ((table["go_p_loss"] >= 0) & (table["go_p_loss"] <= 1)).all() and (table["stop_p_loss"] == 0).all()
 
 
 def test_go_stop_commands(tmp_path, capsys):
     out = tmp_path / "values.csv"
     assert (
-        main(["go-stop", "values", "greedy:stop=threshold:gos=1", "--hands", "80", "--samples", "4", "--out", str(out)])
+        main(
+            ["go-stop", "values", "greedy:stop=threshold:gos=1", "--hands", "80", "--samples", "4", "--out", str(out)]
+            + ["--histogram", str(tmp_path / "payments.png")]
+        )
         == 0
     )
-    assert "advantage of going" in capsys.readouterr().out and len(load_table(out)["go"]) > 0
+    printed = capsys.readouterr().out
+    assert "advantage of going" in printed and "chance of paying" in printed and len(load_table(out)["go"]) > 0
+    assert (tmp_path / "payments.png").stat().st_size > 5000
     assert main(["tournament", "greedy", "random", "--deals", "20", "--decisions", "--out", str(tmp_path / "t")]) == 0
     assert (tmp_path / "t" / "decisions.csv").exists()
 

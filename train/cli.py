@@ -240,6 +240,9 @@ def _add_study_commands(commands: Any) -> None:
     values.add_argument("--perfect", action="store_true", help="also the perfect-information values")
     _seed_option(values)
     values.add_argument("--out", default="go_stop_values.csv", help="CSV or .parquet file")
+    values.add_argument(
+        "--histogram", default=None, help="also draw the payments of going and of stopping, every sample, as a PNG"
+    )
     sweep.set_defaults(run=_sweep)
     values.set_defaults(run=_values)
 
@@ -560,14 +563,16 @@ def _with_interval_bounds(row: dict) -> dict:
 def _values(args: argparse.Namespace) -> int:
     from gostop.agents import make_agent
     from gostop.agents.decisions import check_table_path, save_table
-    from gostop.agents.studies import advantage_by, value_dataset
+    from gostop.agents.studies import advantage_by, decision_values
 
     check_table_path(args.out)  # before the work, not after it
+    if args.histogram is not None:
+        _check_png(args.histogram)
     rules = Rules.preset(args.preset, players=args.players)
     if len(args.agents) not in (1, rules.players):
         raise ValueError(f"give one agent, or one per seat ({rules.players})")
     policies = [make_agent(name, rules) for name in args.agents * (rules.players if len(args.agents) == 1 else 1)]
-    table = value_dataset(rules, policies, args.hands, args.samples, args.seed, args.perfect)
+    table, values = decision_values(rules, policies, args.hands, args.samples, args.seed, args.perfect)
     path = save_table(table, args.out)
     print(f"{len(table['go'])} go/stop decisions in {args.hands} hands, {args.samples} samples each; wrote {path}\n")
     print("| cards left in the stock | decisions | advantage of going | 95% CI | going pays |\n|---|---|---|---|---|")
@@ -577,7 +582,45 @@ def _values(args: argparse.Namespace) -> int:
             f"| {r['stock_left']} | {r['decisions']} | {r['advantage']:+.2f} | {low:+.2f} .. {high:+.2f} "
             f"| {r['going_pays']:.0%} |"
         )
+    print("\nPayments, every sample of every decision:\n")
+    print("| choice | mean | 10% | median | 90% | chance of paying |\n|---|---|---|---|---|---|")
+    for choice in ("go", "stop"):
+        chips = values.chips(choice)
+        q10, q50, q90 = np.quantile(chips, (0.1, 0.5, 0.9))
+        print(f"| {choice} | {chips.mean():+.2f} | {q10:+.0f} | {q50:+.0f} | {q90:+.0f} | {(chips < 0).mean():.1%} |")
+    if args.histogram is not None:
+        print(f"wrote {_payment_histogram(values, args.histogram)}")
     return 0
+
+
+def _check_png(path: str) -> None:
+    if not path.endswith(".png"):
+        raise ValueError(f"--histogram writes a PNG: give a path ending in .png, got {path!r}")
+    try:
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError('--histogram needs matplotlib: pip install "gostop[plots]"') from None
+
+
+def _payment_histogram(values: Any, path: str) -> str:
+    """The payments of going and of stopping, every sample pooled, as a PNG at ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    go, stop = values.chips("go").ravel(), values.chips("stop").ravel()
+    edges = np.arange(min(go.min(), stop.min()) - 0.5, max(go.max(), stop.max()) + 1.5)
+    figure, axes = plt.subplots(figsize=(8, 4))
+    axes.hist([go, stop], bins=edges, label=["go", "stop"], density=True)
+    axes.set_xlabel("chips the deciding seat is paid (negative: it pays)")
+    axes.set_ylabel("share of samples")
+    axes.set_title("Payments of going and of stopping")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
 
 
 def _serve(args: argparse.Namespace) -> int:
