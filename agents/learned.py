@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from gostop_env.core import NUM_ACTIONS, Phase, Rules
+from gostop_env.core import NUM_ACTIONS, GameBatch, Phase, Rules
 from gostop_env.core.rules import PRESETS
-from gostop_env.encodings import ENCODINGS, encoding_shape, section_slices
+from gostop_env.encodings import ENCODINGS, encode, encoding_shape, section_slices
 from gostop_env.files import read_json_object
 from gostop_env.policy import MASKS, Policy
 
@@ -78,6 +78,39 @@ class NetworkPolicy:
             features = self.network.extract_features(obs, self.network.pi_features_extractor)
             latent = self.network.mlp_extractor.forward_actor(features)
             return self.network.action_net(latent).cpu().numpy()
+
+    def values(self, observations: np.ndarray) -> np.ndarray:
+        """The critic's value of each observation, ``(n,)``, in the training's reward units."""
+        import torch
+
+        with torch.no_grad():
+            obs = torch.as_tensor(np.asarray(observations, np.float32), device=self.network.device)
+            return self.network.predict_values(obs).cpu().numpy()[:, 0].astype(np.float64)
+
+
+class ValueEstimate:
+    """A trained network's critic read as chips: what the viewing seat of each game expects
+    to be paid by the end of the hand, from its own view (search's leaf values)."""
+
+    def __init__(self, network: NetworkPolicy, chips_per_unit: float, name: str = "model"):
+        self.network, self.chips_per_unit, self.name = network, chips_per_unit, name
+
+    def __call__(self, batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
+        return self.network.values(encode(batch, viewers, self.network.encoding)) * self.chips_per_unit
+
+
+def value_estimate(name_or_path: str, rules: Rules | None = None) -> ValueEstimate:
+    """The critic of a model that makes every decision and was trained on chips
+    (``ppo.reward = "chips"``), as chips (:class:`ValueEstimate`); ModelError for any other."""
+    network, meta, _ = load_network(name_or_path, rules)
+    ppo = meta.get("trained", {}).get("config", {}).get("ppo", {})
+    if meta["decides"] != "all" or ppo.get("reward") != "chips" or not ppo.get("reward_scale", 0) > 0:
+        raise ModelError(
+            f"model {name_or_path!r} has no critic that values chips: a leaf value needs a model that makes "
+            f"every decision trained with ppo.reward = 'chips' (it decides {meta['decides']!r}, "
+            f"reward {ppo.get('reward')!r})"
+        )
+    return ValueEstimate(network, 1.0 / float(ppo["reward_scale"]), name=f"model:{name_or_path}")
 
 
 class GoStopComposite:

@@ -42,8 +42,8 @@ from gostop_env.policy import Policy, RandomPolicy
 
 from .go_stop import make_go_stop_rule
 from .greedy import Greedy, SimpleGreedy
-from .learned import GoStopComposite, card_player_model, load_network
-from .search import SearchAgent
+from .learned import GoStopComposite, card_player_model, load_network, value_estimate
+from .search import LeafValue, SearchAgent
 
 CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
 
@@ -129,7 +129,7 @@ def load_model(
 
 def _search(options: list[str], rules: Rules | None) -> SearchAgent:
     settings = {}
-    for key in ("rollout", "prior"):  # an agent's name takes the rest, options and all: rollout= last
+    for key in ("rollout", "prior", "leaf"):  # an agent's name takes the rest, options and all: rollout= last
         for at, option in enumerate(options):
             if option.startswith(f"{key}="):
                 options, settings[key] = options[:at], ":".join(options[at:]).removeprefix(f"{key}=")
@@ -139,7 +139,7 @@ def _search(options: list[str], rules: Rules | None) -> SearchAgent:
         if not equals or key not in SEARCH_OPTIONS:
             raise ValueError(
                 f"search option {option!r}: use n=<samples>, rounds=<r>, z=<confidence>|none, halving=0|1, "
-                "at=all|gostop, seconds=<s>, prior=<agent>, rollout=<agent>"
+                "at=all|gostop, seconds=<s>, depth=<moves>, prior=<agent>, leaf=model:<name>, rollout=<agent>"
             )
         settings[key] = value
     rollout = make_agent(settings.get("rollout", DEFAULT_ROLLOUT), rules)
@@ -154,10 +154,19 @@ def _search(options: list[str], rules: Rules | None) -> SearchAgent:
         halving=_integer("halving", settings.get("halving", str(int(DEFAULT_SEARCH.halving)))) != 0,
         rounds=_integer("rounds", settings.get("rounds", str(DEFAULT_SEARCH.rounds))),
         prior=make_agent(settings["prior"], rules) if "prior" in settings else None,
+        leaf=_leaf(settings["leaf"], rules) if "leaf" in settings else None,
+        depth=_integer("depth", settings.get("depth", str(DEFAULT_SEARCH.depth))),
     )
 
 
-SEARCH_OPTIONS = ("n", "rounds", "z", "halving", "at", "seconds", "prior", "rollout")
+def _leaf(name: str, rules: Rules | None) -> LeafValue:
+    """The leaf value ``leaf=model:NAME`` names: that model's critic, as chips."""
+    if not name.startswith("model:"):
+        raise ValueError(f"leaf={name!r}: a leaf value is a trained model's critic, leaf=model:<name or path>")
+    return value_estimate(name.removeprefix("model:"), rules)
+
+
+SEARCH_OPTIONS = ("n", "rounds", "z", "halving", "at", "seconds", "depth", "prior", "leaf", "rollout")
 DEFAULT_ROLLOUT = "greedy:stop=threshold:stock=2:margin=3"  # SearchAgent's own default (DEFAULT_ROLLOUT_RULE)
 DEFAULT_SEARCH = SearchAgent()
 """``search`` without options: SearchAgent's defaults, which its options start from."""
@@ -167,6 +176,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "n": (1, 4096),
     "ev n": (1, 1024),
     "rounds": (1, 64),
+    "depth": (1, 200),
     "seconds": (1e-3, 60),
     "z": (0, 1e9),
     "halving": (0, 1),

@@ -23,6 +23,11 @@ How it chooses:
 - ``rounds`` rounds (8 by default) of ``samples`` samples (64) at least, then more until
   ``seconds`` (if given) is spent.
 
+With a ``leaf`` value (a trained network's critic, :class:`~gostop.agents.learned.ValueEstimate`)
+a rollout stops once ``depth`` moves have been played and the searching seat is to move
+again: the critic's chips for that seat there stand for the rest of the hand (a hand that
+ended sooner counts its payments).
+
 With ``at="gostop"`` it searches only go/stop decisions and plays the others with the
 prior: with ``confidence=None, halving=False, rounds=1`` that is the expected-value go/stop
 rule for any card-play policy (``greedy:stop=ev``), and ``go_margin`` makes it go only
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -40,6 +46,7 @@ from gostop_env.core import GameBatch, Phase, Rules
 from gostop_env.core import actions as A
 from gostop_env.determinize import determinize
 from gostop_env.policy import STATE, GameView, Policy, check_actions, observe
+from gostop_env.seats import controlled_actions
 
 from .go_stop import Threshold
 from .greedy import Greedy
@@ -99,11 +106,15 @@ class SearchAgent:
         halving: bool = True,
         rounds: int = 8,
         prior: Policy | None = None,
+        leaf: LeafValue | None = None,
+        depth: int = 4,
     ):
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
         if rounds < 1:
             raise ValueError(f"rounds must be >= 1, got {rounds}")
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1 moves, got {depth}")
         if at not in ("all", "gostop"):
             raise ValueError(f"at must be 'all' or 'gostop', got {at!r}")
         if confidence is not None and not confidence >= 0:
@@ -114,6 +125,7 @@ class SearchAgent:
         self.confidence, self.halving, self.rounds = confidence, halving, rounds
         self.rollout = rollout or Greedy(go_stop=Threshold(**DEFAULT_ROLLOUT_RULE), rules=rules)
         self.prior = prior or self.rollout
+        self.leaf, self.depth = leaf, depth
 
     def __call__(self, view: GameView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         masks = np.asarray(masks, bool)
@@ -174,7 +186,7 @@ class SearchAgent:
     ) -> None:
         """``samples`` more rollouts of every (game, candidate action), on shared samples."""
         game, action = np.nonzero(candidates)  # one row per (game, candidate)
-        chips = rollout_chips(batch, viewers, game, action, self.samples, self.rollout, rng)
+        chips = rollout_chips(batch, viewers, game, action, self.samples, self.rollout, rng, self.leaf, self.depth)
         anchor_chips = np.zeros((len(batch), self.samples))
         anchor_chips[game[action == anchors[game]]] = chips[action == anchors[game]]
         gain = chips - anchor_chips[game]
@@ -192,16 +204,49 @@ def rollout_chips(
     samples: int,
     rollout: Policy,
     rng: np.random.Generator,
+    leaf: LeafValue | None = None,
+    depth: int = 4,
 ) -> np.ndarray:
     """``(pairs, samples)`` chips for ``viewers[game]`` of playing ``action`` in ``game`` and
     rolling out with ``rollout`` at every seat: each game is determinized ``samples`` times
-    once, and every pair of that game is played on the same samples (common random numbers)."""
+    once, and every pair of that game is played on the same samples (common random numbers).
+    With a ``leaf`` value, rollouts stop after ``depth`` moves where the viewer is to move
+    and that value stands for the rest."""
     states = determinize(batch, viewers, samples, rng)
     trials = states.select((game[:, None] * samples + np.arange(samples)).reshape(-1))
     trials.step(np.repeat(action, samples))
-    play_out(trials, [rollout] * batch.rules.players, rng)
-    chips = trials.payments[np.arange(len(trials)), np.repeat(viewers[game], samples)]
-    return chips.reshape(-1, samples).astype(np.float64)
+    seats = np.repeat(viewers[game], samples)
+    if leaf is None:
+        play_out(trials, [rollout] * batch.rules.players, rng)
+        return trials.payments[np.arange(len(trials)), seats].reshape(-1, samples).astype(np.float64)
+    at_leaf = play_to_leaf(trials, rollout, seats, depth, rng)
+    chips = trials.payments[np.arange(len(trials)), seats].astype(np.float64)
+    if at_leaf.any():
+        chips[at_leaf] = leaf(trials.select(np.flatnonzero(at_leaf)), seats[at_leaf])
+    return chips.reshape(-1, samples)
+
+
+def play_to_leaf(
+    trials: GameBatch, rollout: Policy, seats: np.ndarray, depth: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Play ``rollout`` at every seat of each game until it ends or, after ``depth`` moves,
+    ``seats[i]`` is to move; which games stopped unfinished (their leaves)."""
+    played = 0
+    while True:
+        at_leaf = ~trials.done & (played >= depth) & (trials.seat == seats)
+        playing = ~trials.done & ~at_leaf
+        if not playing.any():
+            return at_leaf
+        actions = np.full(len(trials), A.NO_ACTION, np.int64)
+        controlled_actions(trials, actions, np.where(playing, 0, -1), [rollout], trials.legal_action_mask(), rng)
+        trials.step(actions)
+        played += 1
+
+
+class LeafValue(Protocol):
+    """Chips that seat ``viewers[i]`` of each game expects by the end of the hand."""
+
+    def __call__(self, batch: GameBatch, viewers: np.ndarray) -> np.ndarray: ...
 
 
 def _better_half(candidates: np.ndarray, values: np.ndarray, anchors: np.ndarray) -> np.ndarray:

@@ -7,7 +7,8 @@ import pytest
 from conftest import BACKENDS, hide_differently, position
 
 from gostop.agents import AlwaysStop, Greedy, SimpleGreedy, Threshold, compare, make_agent, play_hands
-from gostop.agents.search import SearchAgent, rollout_chips
+from gostop.agents.learned import ValueEstimate, value_estimate
+from gostop.agents.search import SearchAgent, play_to_leaf, rollout_chips
 from gostop.agents.view import View
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core import actions as A
@@ -170,6 +171,7 @@ def decide_state(agent, pos, rules=RULES) -> int:
         "search:n=4:at=gostop:rollout=random",
         "search:n=4:rounds=3:halving=1:z=1",
         "search:n=4:rounds=2:z=1:prior=model:ppo",
+        "search:n=4:rounds=1:depth=2:leaf=model:ppo",
     ],
 )
 def test_search_never_reads_hidden_cards(name):
@@ -208,10 +210,43 @@ def test_search_options():
     assert both.prior.go_stop == Threshold(score_below=9) and both.rollout.go_stop == Threshold(max_gos=1)
     assert make_agent("search:prior=simple").prior.name == "simple"
     with pytest.raises(ValueError, match="search option"):
-        make_agent("search:depth=3")
+        make_agent("search:width=3")
     for bad, message in (("z=-1", "'z' must be"), ("rounds=0", "rounds"), ("z=high", "needs a number")):
         with pytest.raises(ValueError, match=message):
             make_agent(f"search:{bad}")
+
+
+def test_search_with_a_leaf_value_reads_a_chips_critic_and_refuses_anything_else():
+    agent = make_agent("search:n=3:depth=6:leaf=model:expert_ppo:rollout=simple", RULES)
+    assert agent.depth == 6 and isinstance(agent.leaf, ValueEstimate) and agent.leaf.chips_per_unit == 10.0
+    assert isinstance(agent.rollout, SimpleGreedy) and make_agent("search").leaf is None
+    for bad, message in (
+        ("leaf=greedy", "trained model's critic"),
+        ("depth=0:leaf=model:ppo", "'depth' must be"),
+        ("leaf=model:no-such-model", "no-such-model"),
+        ("leaf=model:expert_ppo", "trained for 2 players"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            make_agent(f"search:{bad}", Rules(players=3) if "expert_ppo" in bad else RULES)
+
+
+def test_leaf_rollouts_stop_where_the_viewer_moves_after_depth_moves():
+    """play_to_leaf leaves each game finished or, having played at least ``depth`` moves,
+    at a decision of the searching seat; the search's leaf chips there are the critic's."""
+    batch = GameBatch.from_seed(RULES, 5, 64)
+    seats = np.arange(64) % 2
+    start = batch.turns.sum(axis=1).copy()
+    at_leaf = play_to_leaf(batch, Greedy(), seats, 5, np.random.default_rng(0))
+    assert at_leaf.any() and (at_leaf == ~batch.done).all()
+    assert (batch.seat[at_leaf] == seats[at_leaf]).all()
+    assert (batch.turns.sum(axis=1)[at_leaf] - start[at_leaf] >= 2).all()  # 5 moves hold >= 2 turns
+    critic = value_estimate("expert_ppo", RULES)
+    fresh = GameBatch.from_seed(RULES, 6, 4)
+    game, action = np.array([0, 1]), fresh.legal_action_mask()[[0, 1]].argmax(axis=1)
+    chips = rollout_chips(
+        fresh, fresh.seat.astype(np.int64), game, action, 8, Greedy(), np.random.default_rng(1), critic, 1
+    )
+    assert chips.shape == (2, 8) and np.isfinite(chips).all() and (chips != np.round(chips)).any()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
