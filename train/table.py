@@ -325,7 +325,7 @@ def cards_page() -> str:
         )
 
     rows = [
-        f"<h2>{escape(title)}</h2><div class=row>{''.join(figure(c) for c in cards)}</div>"
+        f"<section><h2>{escape(title)}</h2><div class=row>{''.join(figure(c) for c in cards)}</div></section>"
         for title, cards in (
             *((f"{month + 1}: {MONTH_ABBR[month]}", range(4 * month, 4 * month + 4)) for month in range(12)),
             ("jokers and the back", (*JOKERS, None)),
@@ -340,13 +340,14 @@ GALLERY_PAGE = """<!doctype html>
 <style>
   body { font-family: sans-serif; background: #1b4332; color: #f8f9fa; margin: 1em; }
   a { color: #ffb703; } h2 { font-size: 1em; margin: 0.8em 0 0.2em; }
+  main { display: flex; flex-wrap: wrap; gap: 0.5em 2em; }
   .row { display: flex; flex-wrap: wrap; gap: 0.8em; }
   figure { margin: 0; width: 7.5em; text-align: center; font-size: 0.8em; }
 </style></head>
 <body><p><a href="/">Back to the table</a></p><h1>The cards</h1>
 <p>Each month's plant, its bright (red seal), animal, ribbon and junk; double junk carry a gold x2 tag.
 Cards with the same name play alike and look alike.</p>
-{{rows}}
+<main>{{rows}}</main>
 </body></html>
 """
 
