@@ -8,6 +8,9 @@
 ``stop=ev`` is the expected-value rule: ``greedy:stop=ev:n=16:margin=1`` plays greedy
 cards and goes only when determinized rollouts (``n`` samples) value going ``margin``
 chips above stopping (a :class:`gostop.agents.search.SearchAgent` searching go/stop only).
+``stop=match`` (``greedy:stop=match:n=16``, 2 players) compares the same rollouts by the
+chance of winning the match instead, where the hand is one of a match
+(:mod:`gostop.agents.match_stop`); on a hand of its own it is the ``ev`` rule.
 
 ``search`` is :class:`gostop.agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
 ``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (time budget per decision),
@@ -43,6 +46,7 @@ from gostop_env.policy import Policy, RandomPolicy
 from .go_stop import make_go_stop_rule
 from .greedy import Greedy, SimpleGreedy
 from .learned import GoStopComposite, card_player_model, load_network, value_estimate
+from .match_stop import match_win_table
 from .search import LeafValue, SearchAgent
 
 CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
@@ -95,8 +99,22 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
             halving=False,
             rounds=1,
         )
+    if rule_kind == "match":
+        unknown = sorted(set(rule_params) - {"n"})
+        if unknown:
+            raise ValueError(f"the match go/stop rule takes n, not {unknown}")
+        return SearchAgent(
+            samples=rule_params.get("n", 16),
+            rollout=CARD_PLAYERS[kind](rules=rules),
+            at="gostop",
+            rules=rules,
+            confidence=None,
+            halving=False,
+            rounds=1,
+            match_values=match_win_table(rules or Rules()),
+        )
     if "n" in rule_params:
-        raise ValueError("option 'n' belongs to the ev go/stop rule (stop=ev)")
+        raise ValueError("option 'n' belongs to the ev and match go/stop rules (stop=ev, stop=match)")
     return CARD_PLAYERS[kind](go_stop=make_go_stop_rule(rule_kind, **rule_params), rules=rules)
 
 

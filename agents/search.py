@@ -28,6 +28,10 @@ a rollout stops once ``depth`` moves have been played and the searching seat is 
 again: the critic's chips for that seat there stand for the rest of the hand (a hand that
 ended sooner counts its payments).
 
+With ``match_values`` (a :class:`~gostop.agents.match_stop.MatchWinTable`) and games that are
+hands of matches (``GameView.match``), every rollout is valued by the chance of winning the
+match from there instead of its chips: the ``stop=match`` rule.
+
 With ``at="gostop"`` it searches only go/stop decisions and plays the others with the
 prior: with ``confidence=None, halving=False, rounds=1`` that is the expected-value go/stop
 rule for any card-play policy (``greedy:stop=ev``), and ``go_margin`` makes it go only
@@ -45,12 +49,13 @@ import numpy as np
 from gostop_env.core import GameBatch, Phase, Rules
 from gostop_env.core import actions as A
 from gostop_env.determinize import determinize
-from gostop_env.policy import STATE, GameView, Policy, check_actions, observe
+from gostop_env.policy import STATE, GameView, MatchView, Policy, check_actions, observe
 from gostop_env.seats import controlled_actions
 
 from .go_stop import Threshold
 from .greedy import Greedy
 from .match import play_out
+from .match_stop import MatchWinTable
 
 DEFAULT_ROLLOUT_RULE = {"min_stock": 2, "opponent_margin": 3}
 """The go/stop rule of the default rollout policy, greedy with a threshold rule: go while two
@@ -108,6 +113,7 @@ class SearchAgent:
         prior: Policy | None = None,
         leaf: LeafValue | None = None,
         depth: int = 4,
+        match_values: MatchWinTable | None = None,
     ):
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
@@ -125,7 +131,7 @@ class SearchAgent:
         self.confidence, self.halving, self.rounds = confidence, halving, rounds
         self.rollout = rollout or Greedy(go_stop=Threshold(**DEFAULT_ROLLOUT_RULE), rules=rules)
         self.prior = prior or self.rollout
-        self.leaf, self.depth = leaf, depth
+        self.leaf, self.depth, self.match_values = leaf, depth, match_values
 
     def __call__(self, view: GameView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         masks = np.asarray(masks, bool)
@@ -139,7 +145,8 @@ class SearchAgent:
         rows = np.flatnonzero(searched)
         if rows.size:
             priors = actions[rows] if self.confidence is not None else None
-            actions[rows] = self._search(view.batch.select(rows), view.viewers[rows], masks[rows], priors, rng)
+            match = view.match.select(rows) if view.match is not None and self.match_values is not None else None
+            actions[rows] = self._search(view.batch.select(rows), view.viewers[rows], masks[rows], priors, rng, match)
         return actions
 
     def _search(
@@ -149,13 +156,14 @@ class SearchAgent:
         masks: np.ndarray,
         priors: np.ndarray | None,
         rng: np.random.Generator,
+        match: MatchView | None = None,
     ) -> np.ndarray:
         stats, candidates = ActionStats.empty(len(batch)), masks.copy()
         anchors = priors if priors is not None else masks.argmax(axis=1)  # the differences' reference
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         rounds = 0
         while rounds < self.rounds or (deadline is not None and time.perf_counter() < deadline):
-            self._round(batch, viewers, candidates, anchors, stats, rng)
+            self._round(batch, viewers, candidates, anchors, stats, rng, match)
             rounds += 1
             if self.halving:
                 candidates = _better_half(candidates, self._values(stats), anchors)
@@ -183,10 +191,14 @@ class SearchAgent:
         anchors: np.ndarray,
         stats: ActionStats,
         rng: np.random.Generator,
+        match: MatchView | None = None,
     ) -> None:
-        """``samples`` more rollouts of every (game, candidate action), on shared samples."""
+        """``samples`` more rollouts of every (game, candidate action), on shared samples;
+        within a match, each valued by the chance of winning the match from there."""
         game, action = np.nonzero(candidates)  # one row per (game, candidate)
         chips = rollout_chips(batch, viewers, game, action, self.samples, self.rollout, rng, self.leaf, self.depth)
+        if match is not None and self.match_values is not None:
+            chips = self.match_values.value(match.hands_left[game, None], match.lead[game, None], chips)
         anchor_chips = np.zeros((len(batch), self.samples))
         anchor_chips[game[action == anchors[game]]] = chips[action == anchors[game]]
         gain = chips - anchor_chips[game]

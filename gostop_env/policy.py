@@ -34,24 +34,48 @@ MASKS = "masks"
 """The encoding of a policy that reads only the legal-action masks: it is given ``(n, 0)``."""
 
 
+@dataclass(frozen=True)
+class MatchView:
+    """Where each game's match stands for the seat to move there (games played as hands of
+    matches, :mod:`gostop_env.core.match`): ``hands_left`` after this hand, and ``lead``,
+    that seat's chips so far less the most any other player has won."""
+
+    hands_left: np.ndarray
+    lead: np.ndarray
+
+    def select(self, rows: np.ndarray) -> MatchView:
+        return MatchView(self.hands_left[rows], self.lead[rows])
+
+
 @dataclass
 class GameView:
-    """What a ``"state"`` policy receives: a batch of games and, per game, the seat it plays."""
+    """What a ``"state"`` policy receives: a batch of games and, per game, the seat it plays,
+    and where the games are hands of matches, where each match stands (else ``None``)."""
 
     batch: GameBatch
     viewers: np.ndarray
+    match: MatchView | None = None
 
     def __len__(self) -> int:
         return len(self.batch)
 
+    def select(self, rows: np.ndarray) -> GameView:
+        """The view of games ``rows`` only."""
+        return GameView(
+            self.batch.select(rows), self.viewers[rows], None if self.match is None else self.match.select(rows)
+        )
 
-def observe(policy: Policy, batch: GameBatch, games: np.ndarray, seats: np.ndarray) -> np.ndarray | GameView:
-    """The observations ``policy`` wants of ``games`` of ``batch``, seen by ``seats``."""
+
+def observe(
+    policy: Policy, batch: GameBatch, games: np.ndarray, seats: np.ndarray, match: MatchView | None = None
+) -> np.ndarray | GameView:
+    """The observations ``policy`` wants of ``games`` of ``batch``, seen by ``seats``
+    (``match``: where each game of the batch stands in its match, for ``"state"`` policies)."""
     if policy.encoding == MASKS:
         return np.zeros((len(games), 0), np.float32)
     sub = batch.select(games)
     if policy.encoding == STATE:
-        return GameView(sub, np.asarray(seats, np.int64))
+        return GameView(sub, np.asarray(seats, np.int64), None if match is None else match.select(games))
     return encode(sub, seats, policy.encoding)
 
 
@@ -101,12 +125,19 @@ def check_actions(actions: np.ndarray, masks: np.ndarray, who: str = "policy") -
 
 
 def decide(
-    policy: Policy, batch: GameBatch, games: np.ndarray, masks: np.ndarray, rng: np.random.Generator, who: str
+    policy: Policy,
+    batch: GameBatch,
+    games: np.ndarray,
+    masks: np.ndarray,
+    rng: np.random.Generator,
+    who: str,
+    match: MatchView | None = None,
 ) -> np.ndarray:
     """``policy``'s actions for ``games`` of ``batch``, each seen by the seat to move there
-    (``masks``: the whole batch's legal-action masks); checked, so an illegal choice is a
-    :class:`PolicyActionError` naming ``who``."""
-    seen = observe(policy, batch, games, batch.seat[games])
+    (``masks``: the whole batch's legal-action masks; ``match``: where each game of the batch
+    stands in its match); checked, so an illegal choice is a :class:`PolicyActionError`
+    naming ``who``."""
+    seen = observe(policy, batch, games, batch.seat[games], match)
     return check_actions(policy(seen, masks[games], rng), masks[games], who)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .core import GameBatch
-from .policy import Policy, check_actions, decide
+from .policy import MatchView, Policy, check_actions, decide
 
 
 def policy_actions(
@@ -27,10 +27,12 @@ def policy_actions(
     rng: np.random.Generator,
     who: str,
     encoded: tuple[str, np.ndarray] | None = None,
+    match: MatchView | None = None,
 ) -> np.ndarray:
     """``policy``'s legal actions in ``games`` of ``batch`` (for the seat to move in each;
     ``masks``: the whole batch's). ``encoded``: (encoding, observations of every game for its
-    seat to move), used where the policy reads that encoding. A wrong answer is a
+    seat to move), used where the policy reads that encoding; ``match``: where each game of
+    the batch stands in its match. A wrong answer is a
     :class:`~gostop_env.policy.PolicyActionError` naming ``who``."""
     declared = getattr(policy, "batch_actions", None)
     chosen = declared(batch, games) if declared is not None else None
@@ -38,7 +40,7 @@ def policy_actions(
         return check_actions(chosen, masks[games], who)
     if encoded is not None and encoded[0] == policy.encoding:
         return check_actions(policy(encoded[1][games], masks[games], rng), masks[games], who)
-    return decide(policy, batch, games, masks, rng, who)
+    return decide(policy, batch, games, masks, rng, who, match)
 
 
 def controlled_actions(
@@ -50,6 +52,7 @@ def controlled_actions(
     rng: np.random.Generator,
     names: Sequence[str] | None = None,
     encoded: tuple[str, np.ndarray] | None = None,
+    match: MatchView | None = None,
 ) -> None:
     """Fill ``actions`` of every game whose ``controller`` (per game: an index into
     ``policies``, or negative for a game none of them plays now) is a policy, one call per
@@ -57,7 +60,7 @@ def controlled_actions(
     for j in np.unique(controller[controller >= 0]):
         games = np.flatnonzero(controller == j)
         who = names[j] if names is not None else getattr(policies[j], "name", f"policy {j}")
-        actions[games] = policy_actions(policies[j], batch, games, masks, rng, who, encoded)
+        actions[games] = policy_actions(policies[j], batch, games, masks, rng, who, encoded, match)
 
 
 def opponent_action(batch: GameBatch, seat: int, opponents: Sequence[Policy], rng: np.random.Generator) -> int:

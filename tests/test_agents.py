@@ -290,7 +290,7 @@ def test_expected_value_go_stop_rule_with_any_card_player():
     )
     with pytest.raises(ValueError, match="ev go/stop rule takes n and margin"):
         make_agent("greedy:stop=ev:k=3")
-    with pytest.raises(ValueError, match="belongs to the ev go/stop rule"):
+    with pytest.raises(ValueError, match="belongs to the ev and match go/stop rules"):
         make_agent("greedy:stop=threshold:n=3")
 
 

@@ -131,3 +131,78 @@ def test_policies_play_their_player_whatever_seat_it_holds():
     assert swapped.standing[:, 1].mean() > 20
     with pytest.raises(ValueError, match="one policy per player"):
         play_matches(rules, MatchFormat(4), policies[:1], 3, 2, np.random.default_rng(0))
+
+
+def test_the_match_win_table_is_a_chance_that_rises_with_the_lead():
+    from gostop.agents.match_stop import MatchWinTable
+
+    table = MatchWinTable(np.array([-7, 7, -14, 14, 0, 3, -3]))
+    lead = np.arange(-100, 101)
+    for hands_left in (0, 1, 5, 64, 500):
+        chance = table(np.full(lead.shape, hands_left), lead)
+        assert ((chance >= 0) & (chance <= 1)).all() and (np.diff(chance) >= -1e-12).all()
+        assert np.allclose(chance + chance[::-1], 1)  # symmetric payments: a lead of d against -d
+    assert table(0, 1) == 1 and table(0, 0) == 0.5 and table(0, -1) == 0
+    assert 0.5 < table(3, 10) < 1  # a lead of 10 can still be lost in 3 hands of +-28 swings
+    with pytest.raises(ValueError, match="sample of hand payments"):
+        MatchWinTable(np.array([]))
+
+
+def _go_stop_views(hands: int, seed: int):
+    """Views of every go/stop decision of ``hands`` hands of a going greedy rule."""
+    from gostop.agents.decisions import DecisionRecorder
+    from gostop.agents.match import play_hands
+    from gostop.agents.registry import make_agent
+    from gostop_env.core.deck import shuffled_decks
+    from gostop_env.policy import GameView
+
+    rules, player = Rules(), make_agent("greedy:stop=threshold:gos=3")
+    recorder = DecisionRecorder(keep_states=True)
+    decks = shuffled_decks(rules, np.random.default_rng(seed), hands)
+    play_hands(rules, [player, player], decks, np.random.default_rng(seed), before_step=recorder)
+    states = recorder.states()
+    return GameView(states, states.seat.astype(np.int64)), states.legal_action_mask()
+
+
+def test_stop_match_goes_more_when_behind_and_is_the_ev_rule_outside_a_match():
+    from gostop.agents.registry import make_agent
+    from gostop_env.core import actions as A
+    from gostop_env.policy import GameView, MatchView
+
+    view, masks = _go_stop_views(150, 4)
+    n = len(view)
+    match_rule, ev_rule = make_agent("greedy:stop=match:n=32"), make_agent("greedy:stop=ev:n=32")
+    alone = match_rule(view, masks, np.random.default_rng(1))
+    assert (alone == ev_rule(view, masks, np.random.default_rng(1))).all()
+
+    def go_rate(lead: int) -> float:
+        where = MatchView(np.zeros(n, np.int64), np.full(n, lead))
+        chosen = match_rule(GameView(view.batch, view.viewers, where), masks, np.random.default_rng(1))
+        return float((chosen == A.GO).mean())
+
+    behind, level, ahead = go_rate(-40), go_rate(0), go_rate(40)
+    assert n > 30 and behind > level and behind > ahead
+    with pytest.raises(ValueError, match="for 2 players"):
+        make_agent("greedy:stop=match", Rules(players=3))
+
+
+def test_match_comparisons_report_win_rates_and_refuse_what_they_cannot_play(capsys):
+    from gostop.agents.compare import compare_matches
+    from gostop.agents.registry import make_agent
+    from gostop.train.cli import main
+
+    result = compare_matches(make_agent("greedy"), make_agent("random"), MatchFormat(3), 60, seed=2)
+    assert result.win_rate > 0.8 and result.win_ci[0] < result.win_rate < result.win_ci[1]
+    assert result.chips_per_match > 0 and result.hands_per_match == 3
+    with pytest.raises(ValueError, match="2 players"):
+        compare_matches(make_agent("greedy"), make_agent("random"), MatchFormat(3), 4, rules=Rules(players=3))
+    assert main(["compare", "greedy", "random", "--match-hands", "2", "--bankroll", "10", "--deals", "20"]) == 0
+    assert "duplicate matches of 2 hands (bankroll 10): match win rate" in capsys.readouterr().out
+    for bad, message in (
+        (["--bankroll", "10"], "--bankroll needs --match-hands"),
+        (["--match-hands", "2", "--players", "3"], "for 2 players"),
+        (["--match-hands", "2", "--bankroll", "4"], "cannot cover one hand's smallest payment"),
+    ):
+        with pytest.raises(SystemExit):
+            main(["compare", "greedy", "random", "--deals", "4", *bad])
+        assert message in capsys.readouterr().err

@@ -99,7 +99,16 @@ def _add_play_commands(commands: Any) -> None:
     compare.add_argument("agents", nargs=2, help="agent names, e.g. greedy random")
     compare.add_argument("--preset", default="seed", help="rule preset: seed or korean")
     compare.add_argument("--players", type=int, default=2, help="2, or 3: the first agent against two of the second")
-    compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals")
+    compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals (matches, with --match-hands)")
+    compare.add_argument(
+        "--match-hands",
+        type=_positive,
+        default=None,
+        help="play matches of N hands instead of single hands (2 players)",
+    )
+    compare.add_argument(
+        "--bankroll", type=_positive, default=None, help="with --match-hands: a match ends once a bankroll is lost"
+    )
     _seed_option(compare)
     _backend_option(compare)
     tournament = commands.add_parser("tournament", help="duplicate-deal tournament between agents")
@@ -152,7 +161,7 @@ def _add_play_commands(commands: Any) -> None:
     serve.add_argument("--replays", default=None, help="a folder of replay files to watch")
     simulate.set_defaults(run=lambda a: _simulate(_rules(a), a.hands, a.batch, a.seed, a.backend))
     deal.set_defaults(run=lambda a: _deal(_rules(a), a.seed))
-    compare.set_defaults(run=lambda a: _compare(a.agents, a.preset, a.deals, a.seed, a.backend, a.players))
+    compare.set_defaults(run=_compare_command)
     tournament.set_defaults(run=_tournament)
     play.set_defaults(run=_play)
     replay.set_defaults(run=lambda a: _replay(a.file))
@@ -399,6 +408,34 @@ class _Totals:
             rates = " | ".join(f"{v / self.hands:.3f}" for v in self.events[seat])
             print(f"| {seat} | {self.chips[seat] / self.hands:+.3f} | {rates} |")
         print(f"\nmean chips changing hands per hand: {self.abs_payment / 2 / self.hands:.2f}")
+
+
+def _compare_command(args: argparse.Namespace) -> int:
+    if args.match_hands is None:
+        if args.bankroll is not None:
+            raise ValueError("--bankroll needs --match-hands")
+        return _compare(args.agents, args.preset, args.deals, args.seed, args.backend, args.players)
+    return _compare_matches(args)
+
+
+def _compare_matches(args: argparse.Namespace) -> int:
+    from gostop.agents import make_agent
+    from gostop.agents.compare import compare_matches
+    from gostop_env.core.match import MatchFormat
+
+    rules = Rules.preset(args.preset, players=args.players)
+    if rules.players != 2:
+        raise ValueError("--match-hands: match comparisons are for 2 players")
+    fmt = MatchFormat(args.match_hands, args.bankroll).check(rules)
+    first, second = (make_agent(name, rules) for name in args.agents)
+    start = time.perf_counter()
+    result = compare_matches(first, second, fmt, args.deals, seed=args.seed, rules=rules, backend=args.backend)
+    print(
+        f"{args.agents[0]} against {args.agents[1]} (2 players, {args.preset} rules), "
+        f"{2 * args.deals} matches in {time.perf_counter() - start:.1f} s:"
+    )
+    print(f"{args.agents[0]}: {result}")
+    return 0
 
 
 def _compare(names: list[str], preset: str, deals: int, seed: int, backend: str | None = None, players: int = 2) -> int:

@@ -117,6 +117,21 @@ class MatchBatch:
         """The player to move in each match's hand (-1 where the match is over)."""
         return np.where(self.done, -1, player_of(self.hand.seat.astype(np.int64), self.leader, self.rules.players))
 
+    @property
+    def hands_left(self) -> np.ndarray:
+        """Hands each match has still to play after its current one (at most: a bankroll
+        can end it sooner)."""
+        return np.maximum(self.format.hands - self.played - 1, 0)
+
+    def lead(self) -> np.ndarray:
+        """Per match, the chips so far of the player to move less the most any other player
+        has (0 where the match is over)."""
+        mover = np.maximum(self.player_to_move, 0)
+        rows = np.arange(len(self))
+        own = self.standing[rows, mover]
+        others = np.where(np.arange(self.rules.players) == mover[:, None], np.iinfo(np.int64).min, self.standing)
+        return np.where(self.done, 0, own - others.max(axis=1))
+
     def seats_of(self, player: int) -> np.ndarray:
         """The engine seat ``player`` holds in each match's current hand."""
         return (player - self.leader) % self.rules.players
