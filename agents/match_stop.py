@@ -34,6 +34,9 @@ TABLE_HANDS = 64
 CHIPS_TIE_BREAK = 1e-6
 """The weight of a chip beside the chance of winning (far below any difference in chances a
 rollout sample can show): between equal chances, the choice that pays more."""
+TIES_GO = -1e-9
+"""The go margin of the match rule: where going and stopping are worth exactly the same
+(a match no sampled future wins), it goes, the only way left to win."""
 PAYMENT_HANDS = 20_000
 PAYMENT_SEED = 20_261_206
 
@@ -65,9 +68,11 @@ class MatchWinTable:
 
     def value(self, hands_left: np.ndarray, lead: np.ndarray, chips: np.ndarray) -> np.ndarray:
         """What a hand that pays ``chips`` is worth to a player ``lead`` chips ahead with
-        ``hands_left`` hands after it: the chance of winning the match, and among equal
-        chances the more chips (``CHIPS_TIE_BREAK`` per chip), so a sure win stops."""
-        return self(hands_left, lead + LEAD_PER_CHIP * chips) + CHIPS_TIE_BREAK * chips
+        ``hands_left`` hands after it: the chance ``w`` of winning the match, times ``1 +
+        CHIPS_TIE_BREAK × chips``, so that between equal chances of winning the more chips
+        count (a sure win stops where going could only pay more on average), while a lost
+        cause stays worth 0 whatever it pays (and exact ties go: :data:`TIES_GO`)."""
+        return self(hands_left, lead + LEAD_PER_CHIP * chips) * (1 + CHIPS_TIE_BREAK * chips)
 
 
 @lru_cache(maxsize=8)

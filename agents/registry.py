@@ -46,7 +46,7 @@ from gostop_env.policy import Policy, RandomPolicy
 from .go_stop import make_go_stop_rule
 from .greedy import Greedy, SimpleGreedy
 from .learned import GoStopComposite, card_player_model, load_network, value_estimate
-from .match_stop import match_win_table
+from .match_stop import TIES_GO, match_win_table
 from .search import LeafValue, SearchAgent
 
 CARD_PLAYERS = {"simple": SimpleGreedy, "greedy": Greedy}
@@ -111,6 +111,7 @@ def make_agent(name: str, rules: Rules | None = None) -> Policy:
             confidence=None,
             halving=False,
             rounds=1,
+            go_margin=TIES_GO,
             match_values=match_win_table(rules or Rules()),
         )
     if "n" in rule_params:

@@ -8,6 +8,8 @@
   value of going and of stopping there (:func:`gostop.agents.go_stop_value.go_stop_values`), next
   to the decision's features (:data:`gostop.agents.decisions.FEATURES`): the data for "where does
   going pay". :func:`advantage_by` averages the advantage of going over groups of a feature.
+- :func:`match_go_rates` asks where a match stands changes the best choice: at the same
+  decisions, how often the match-aware rule goes for each lead and number of hands left.
 """
 
 from __future__ import annotations
@@ -153,3 +155,37 @@ def _bin_label(bins: Sequence[float], group: int) -> str:
     low = bins[group - 1] if group > 0 else "-inf"
     high = bins[group] if group < len(bins) else "inf"
     return f"[{low}, {high})"
+
+
+def match_go_rates(
+    rules: Rules,
+    seat_policies: Sequence[Any],
+    hands: int,
+    samples: int,
+    seed: int,
+    leads: Sequence[int] = (-60, -30, -15, -5, 0, 5, 15, 30, 60),
+    hands_left: Sequence[int] = (0, 1, 3, 7),
+) -> dict[str, np.ndarray]:
+    """How the match-aware choice (:mod:`gostop.agents.match_stop`) moves with the match
+    state: every go/stop decision of ``hands`` hands played by ``seat_policies`` is valued
+    once (``samples`` determinized rollouts each, the same policies after it), then each
+    decision is decided as if its seat led by each of ``leads`` chips with each of
+    ``hands_left`` hands to play after this one. Columns (one row per grid point):
+    ``hands_left``, ``lead``, ``go_rate`` (the share of decisions where it goes),
+    ``ev_go_rate`` (where the chips' expected value says go, the same on every row) and
+    ``decisions``. 2 players."""
+    from .match_stop import TIES_GO, match_win_table
+
+    table, values = decision_values(rules, seat_policies, hands, samples, seed)
+    win = match_win_table(rules)
+    ev_go = float((values.go > values.stop).mean())
+    rows: dict[str, list[float]] = {"hands_left": [], "lead": [], "go_rate": [], "ev_go_rate": [], "decisions": []}
+    for k, lead in product(hands_left, leads):
+        go = win.value(k, lead, values.go_samples).mean(axis=1)
+        stop = win.value(k, lead, values.stop_samples).mean(axis=1)
+        goes = go - stop > TIES_GO  # as the rule decides: exact ties go
+        for name, value in (("hands_left", k), ("lead", lead), ("go_rate", float(goes.mean()))):
+            rows[name].append(value)
+        rows["ev_go_rate"].append(ev_go)
+        rows["decisions"].append(len(table["go"]))
+    return {name: np.asarray(column) for name, column in rows.items()}

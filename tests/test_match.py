@@ -206,3 +206,16 @@ def test_match_comparisons_report_win_rates_and_refuse_what_they_cannot_play(cap
         with pytest.raises(SystemExit):
             main(["compare", "greedy", "random", "--deals", "4", *bad])
         assert message in capsys.readouterr().err
+
+
+def test_the_match_study_goes_more_on_the_last_hand_when_far_behind():
+    from gostop.agents.registry import make_agent
+    from gostop.agents.studies import match_go_rates
+
+    rules = Rules()
+    player = make_agent("greedy:stop=threshold:gos=3", rules)
+    rows = match_go_rates(rules, [player, player], hands=120, samples=8, seed=3, leads=(-60, 0, 60), hands_left=(0, 7))
+    assert set(rows) == {"hands_left", "lead", "go_rate", "ev_go_rate", "decisions"} and len(rows["lead"]) == 6
+    rate = {(int(k), int(d)): g for k, d, g in zip(rows["hands_left"], rows["lead"], rows["go_rate"])}
+    assert rate[0, -60] > rate[0, 0] and rate[0, -60] > rows["ev_go_rate"][0]
+    assert abs(rate[7, 0] - rows["ev_go_rate"][0]) < 0.1  # many hands left: close to the ev rule
