@@ -24,6 +24,11 @@ import numpy as np
 from gostop_env.core import Rules
 from gostop_env.core.deck import shuffled_decks
 
+from .go_stop import Threshold
+from .greedy import Greedy
+from .match import play_hands
+from .search import DEFAULT_ROLLOUT_RULE
+
 MAX_LEAD = 800
 """Leads (and their moves in one hand) are read in chips from -MAX_LEAD to MAX_LEAD;
 further ahead counts as a sure win, further behind as a sure loss."""
@@ -79,12 +84,9 @@ class MatchWinTable:
 def match_win_table(rules: Rules) -> MatchWinTable:
     """The table for ``rules`` (2 players), from :data:`PAYMENT_HANDS` hands of the search's
     default rollout player against itself (seeded: the same table every time)."""
-    from .match import play_hands
-    from .registry import DEFAULT_ROLLOUT, make_agent
-
     if rules.players != 2:
         raise ValueError(f"match-aware stopping is for 2 players, not {rules.players}")
-    player = make_agent(DEFAULT_ROLLOUT, rules)
+    player = Greedy(go_stop=Threshold(**DEFAULT_ROLLOUT_RULE), rules=rules)
     rng = np.random.default_rng(PAYMENT_SEED)
     batch = play_hands(rules, [player, player], shuffled_decks(rules, rng, PAYMENT_HANDS), rng)
     return MatchWinTable(batch.payments)

@@ -28,7 +28,7 @@ a rollout stops once ``depth`` moves have been played and the searching seat is 
 again: the critic's chips for that seat there stand for the rest of the hand (a hand that
 ended sooner counts its payments).
 
-With ``match_values`` (a :class:`~gostop.agents.match_stop.MatchWinTable`) and games that are
+With ``match_values`` (such as :class:`~gostop.agents.match_stop.MatchWinTable`) and games that are
 hands of matches (``GameView.match``), every rollout is valued by the chance of winning the
 match from there instead of its chips: the ``stop=match`` rule.
 
@@ -55,7 +55,6 @@ from gostop_env.seats import controlled_actions
 from .go_stop import Threshold
 from .greedy import Greedy
 from .match import play_out
-from .match_stop import MatchWinTable
 
 DEFAULT_ROLLOUT_RULE = {"min_stock": 2, "opponent_margin": 3}
 """The go/stop rule of the default rollout policy, greedy with a threshold rule: go while two
@@ -113,7 +112,7 @@ class SearchAgent:
         prior: Policy | None = None,
         leaf: LeafValue | None = None,
         depth: int = 4,
-        match_values: MatchWinTable | None = None,
+        match_values: MatchValues | None = None,
     ):
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
@@ -253,6 +252,13 @@ def play_to_leaf(
         controlled_actions(trials, actions, np.where(playing, 0, -1), [rollout], trials.legal_action_mask(), rng)
         trials.step(actions)
         played += 1
+
+
+class MatchValues(Protocol):
+    """What a hand paying ``chips`` is worth to a player ``lead`` chips ahead in a match with
+    ``hands_left`` hands after this one (:class:`~gostop.agents.match_stop.MatchWinTable`)."""
+
+    def value(self, hands_left: np.ndarray, lead: np.ndarray, chips: np.ndarray) -> np.ndarray: ...
 
 
 class LeafValue(Protocol):
