@@ -5,7 +5,8 @@ with few hands left, a risky go can be right; leading, a sure stop can be. The e
 rule (``stop=ev``) compares the mean chips of going and stopping; ``stop=match`` compares
 ``W(hands left, lead + 2 × chips)``, the chance of winning the match, averaged over the
 same determinized rollouts (2 players: what one is paid the other pays, so a hand moves
-the lead by twice its payment).
+the lead by twice its payment). :func:`match_win_chances` reports those chances for the
+go/stop values of any decisions.
 
 :class:`MatchWinTable` is ``W``: after ``k`` more hands, the chance that a player ``d``
 chips ahead ends ahead (a tie counts half), when each hand's payments are drawn
@@ -25,6 +26,7 @@ from gostop_env.core import Rules
 from gostop_env.core.deck import shuffled_decks
 
 from .go_stop import Threshold
+from .go_stop_value import GoStopValues
 from .greedy import Greedy
 from .match import play_hands
 from .search import DEFAULT_ROLLOUT_RULE
@@ -90,3 +92,15 @@ def match_win_table(rules: Rules) -> MatchWinTable:
     rng = np.random.default_rng(PAYMENT_SEED)
     batch = play_hands(rules, [player, player], shuffled_decks(rules, rng, PAYMENT_HANDS), rng)
     return MatchWinTable(batch.payments)
+
+
+def match_win_chances(
+    values: GoStopValues, table: MatchWinTable, hands_left: int | np.ndarray, lead: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per decision of ``values`` (2 players), the chance of winning the match by going and
+    by stopping, for a player ``lead`` chips ahead with ``hands_left`` hands after this one:
+    ``W`` averaged over the same samples as the chips."""
+    hands_left, lead = np.asarray(hands_left)[..., None], np.asarray(lead, np.float64)[..., None]
+    go = table(hands_left, lead + LEAD_PER_CHIP * values.chips("go")).mean(axis=1)
+    stop = table(hands_left, lead + LEAD_PER_CHIP * values.chips("stop")).mean(axis=1)
+    return go, stop

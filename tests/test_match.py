@@ -219,3 +219,25 @@ def test_the_match_study_goes_more_on_the_last_hand_when_far_behind():
     rate = {(int(k), int(d)): g for k, d, g in zip(rows["hands_left"], rows["lead"], rows["go_rate"])}
     assert rate[0, -60] > rate[0, 0] and rate[0, -60] > rows["ev_go_rate"][0]
     assert abs(rate[7, 0] - rows["ev_go_rate"][0]) < 0.1  # many hands left: close to the ev rule
+
+
+def test_go_stop_values_give_the_chance_of_winning_the_match_by_each_choice(tmp_path, capsys):
+    from gostop.agents.decisions import load_table
+    from gostop.agents.go_stop_value import go_stop_values
+    from gostop.agents.greedy import Greedy
+    from gostop.agents.match_stop import match_win_chances, match_win_table
+    from gostop.train.cli import main
+
+    view, _ = _go_stop_views(80, 5)
+    rules = Rules()
+    values = go_stop_values(view.batch, [Greedy(), Greedy()], 16, np.random.default_rng(0))
+    table = match_win_table(rules)
+    sure, _ = match_win_chances(values, table, 0, 500)
+    assert (sure == 1).all()
+    go, stop = match_win_chances(values, table, 3, 0)
+    assert ((go > 0) & (go < 1)).all() and (stop >= 0.5).all()  # stopping pays: from level, at least even
+    out = tmp_path / "values.csv"
+    arguments = ["greedy:stop=threshold:gos=1", "--hands", "60", "--samples", "4", "--out", str(out)]
+    assert main(["go-stop", "values", *arguments, "--match-hands-left", "1", "--lead", "-20"]) == 0
+    assert "the chance of winning it is" in capsys.readouterr().out
+    assert {"go_match_win", "stop_match_win"} <= set(load_table(out))

@@ -252,6 +252,14 @@ def _add_study_commands(commands: Any) -> None:
     values.add_argument(
         "--histogram", default=None, help="also draw the payments of going and of stopping, every sample, as a PNG"
     )
+    values.add_argument(
+        "--match-hands-left",
+        type=_natural,
+        default=None,
+        help="also the chance of winning a match by going and by stopping, as if every decision were in a match "
+        "with this many hands after it (2 players; with --lead)",
+    )
+    values.add_argument("--lead", type=int, default=0, help="with --match-hands-left: the deciding player's lead")
     sweep.set_defaults(run=_sweep)
     values.set_defaults(run=_values)
 
@@ -609,7 +617,14 @@ def _values(args: argparse.Namespace) -> int:
     if len(args.agents) not in (1, rules.players):
         raise ValueError(f"give one agent, or one per seat ({rules.players})")
     policies = [make_agent(name, rules) for name in args.agents * (rules.players if len(args.agents) == 1 else 1)]
+    if args.match_hands_left is not None and rules.players != 2:
+        raise ValueError("--match-hands-left: match-aware values are for 2 players")
     table, values = decision_values(rules, policies, args.hands, args.samples, args.seed, args.perfect)
+    if args.match_hands_left is not None:
+        from gostop.agents.match_stop import match_win_chances, match_win_table
+
+        go, stop = match_win_chances(values, match_win_table(rules), args.match_hands_left, args.lead)
+        table.update(go_match_win=go, stop_match_win=stop)
     path = save_table(table, args.out)
     print(f"{len(table['go'])} go/stop decisions in {args.hands} hands, {args.samples} samples each; wrote {path}\n")
     print("| cards left in the stock | decisions | advantage of going | 95% CI | going pays |\n|---|---|---|---|---|")
@@ -625,6 +640,13 @@ def _values(args: argparse.Namespace) -> int:
         chips = values.chips(choice)
         q10, q50, q90 = np.quantile(chips, (0.1, 0.5, 0.9))
         print(f"| {choice} | {chips.mean():+.2f} | {q10:+.0f} | {q50:+.0f} | {q90:+.0f} | {(chips < 0).mean():.1%} |")
+    if args.match_hands_left is not None:
+        go, stop = table["go_match_win"], table["stop_match_win"]
+        print(
+            f"\nIn a match {args.lead:+d} chips ahead with {args.match_hands_left} hands after this one: "
+            f"the chance of winning it is {go.mean():.1%} by going and {stop.mean():.1%} by stopping on average; "
+            f"going is the better chance at {(go > stop).mean():.0%} of the decisions."
+        )
     if args.histogram is not None:
         print(f"wrote {_payment_histogram(values, args.histogram)}")
     return 0
