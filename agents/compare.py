@@ -19,7 +19,7 @@ from gostop_env.core.match import MatchFormat
 from gostop_env.policy import Policy
 
 from .match import play_hands, play_matches
-from .metrics import figures_of
+from .metrics import figures_of, half_width
 from .tournament import RECORD_FIELDS, records_of
 
 SEATINGS = ((0, 1), (1, 0))  # lineup 0: A deals first; lineup 1: B does
@@ -68,9 +68,6 @@ def compare(
     records = {name: np.concatenate([np.asarray(p[name]) for p in parts]) for name in RECORD_FIELDS}
     a = next(f for f in figures_of(records, seatings, ("A", "B")) if f.agent == "A")
     return Comparison(deals, a.chips, a.chips_ci, a.win_rate, a.go_rate)
-
-
-Z95 = 1.959964
 
 
 @dataclass(frozen=True)
@@ -142,5 +139,5 @@ def compare_matches(
 
 
 def _interval(values: np.ndarray) -> tuple[float, float]:
-    half = Z95 * values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else float("inf")
+    half = half_width(values)
     return float(values.mean() - half), float(values.mean() + half)

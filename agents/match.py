@@ -51,12 +51,7 @@ def play_out(
         if params is not None:
             compiled_greedy.play_out_greedy(batch, params)  # type: ignore[arg-type]
             return batch
-    groups = _seats_by_policy(seat_policies)
-    policies = [policy for policy, _ in groups]
-    names = [f"seat {seats[0]}" if len(seats) == 1 else f"seats {list(seats)}" for _, seats in groups]
-    group_of_seat = np.zeros(batch.rules.players, np.int64)
-    for k, (_, seats) in enumerate(groups):
-        group_of_seat[list(seats)] = k
+    policies, names, group_of_seat = _grouped(seat_policies, "seat")
     while not batch.done.all():
         actions = np.full(len(batch), -1, np.int64)
         masks = batch.legal_action_mask()
@@ -86,12 +81,7 @@ def play_matches(
     if len(player_policies) != rules.players:
         raise ValueError(f"need one policy per player ({rules.players}), got {len(player_policies)}")
     batch = MatchBatch(rules, fmt, seed, matches, backend, first)
-    groups = _seats_by_policy(player_policies)
-    policies = [policy for policy, _ in groups]
-    names = [f"player {seats[0]}" if len(seats) == 1 else f"players {list(seats)}" for _, seats in groups]
-    group_of_player = np.zeros(rules.players, np.int64)
-    for k, (_, players) in enumerate(groups):
-        group_of_player[list(players)] = k
+    policies, names, group_of_player = _grouped(player_policies, "player")
     while not batch.done.all():
         actions = np.full(len(batch), -1, np.int64)
         mover = batch.player_to_move
@@ -104,9 +94,15 @@ def play_matches(
     return batch
 
 
-def _seats_by_policy(seat_policies: Sequence[Policy]) -> list[tuple[Policy, tuple[int, ...]]]:
-    """Each distinct policy object with the seats it plays, in order of first seat."""
+def _grouped(place_policies: Sequence[Policy], place: str) -> tuple[list[Policy], list[str], np.ndarray]:
+    """Each distinct policy object once, in order of the first place (seat or player) it
+    holds; a name for each ("seat 1", "seats [0, 2]"); the index of each place's policy."""
     groups: dict[int, tuple[Policy, list[int]]] = {}
-    for seat, policy in enumerate(seat_policies):
-        groups.setdefault(id(policy), (policy, []))[1].append(seat)
-    return [(policy, tuple(seats)) for policy, seats in groups.values()]
+    for k, policy in enumerate(place_policies):
+        groups.setdefault(id(policy), (policy, []))[1].append(k)
+    policies = [policy for policy, _ in groups.values()]
+    names = [f"{place} {held[0]}" if len(held) == 1 else f"{place}s {held}" for _, held in groups.values()]
+    group_of = np.zeros(len(place_policies), np.int64)
+    for k, (_, held) in enumerate(groups.values()):
+        group_of[held] = k
+    return policies, names, group_of

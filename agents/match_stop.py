@@ -26,7 +26,7 @@ from gostop_env.core import Rules
 from gostop_env.core.deck import shuffled_decks
 
 from .go_stop import Threshold
-from .go_stop_value import GoStopValues
+from .go_stop_value import CHOICES, GoStopValues
 from .greedy import Greedy
 from .match import play_hands
 from .search import DEFAULT_ROLLOUT_RULE
@@ -73,13 +73,18 @@ class MatchWinTable:
         d = np.clip(np.rint(lead).astype(np.int64), -MAX_LEAD, MAX_LEAD) + MAX_LEAD
         return self.table[k, d]
 
+    def after(self, hands_left: np.ndarray, lead: np.ndarray, chips: np.ndarray) -> np.ndarray:
+        """The chance of winning after a hand that pays ``chips`` to a player ``lead`` chips
+        ahead, with ``hands_left`` hands after it."""
+        return self(hands_left, lead + LEAD_PER_CHIP * chips)
+
     def value(self, hands_left: np.ndarray, lead: np.ndarray, chips: np.ndarray) -> np.ndarray:
         """What a hand that pays ``chips`` is worth to a player ``lead`` chips ahead with
         ``hands_left`` hands after it: the chance ``w`` of winning the match, times ``1 +
         CHIPS_TIE_BREAK × chips``, so that between equal chances of winning the more chips
         count (a sure win stops where going could only pay more on average), while a lost
         cause stays worth 0 whatever it pays (and exact ties go: :data:`TIES_GO`)."""
-        return self(hands_left, lead + LEAD_PER_CHIP * chips) * (1 + CHIPS_TIE_BREAK * chips)
+        return self.after(hands_left, lead, chips) * (1 + CHIPS_TIE_BREAK * chips)
 
 
 @lru_cache(maxsize=8)
@@ -101,6 +106,5 @@ def match_win_chances(
     by stopping, for a player ``lead`` chips ahead with ``hands_left`` hands after this one:
     ``W`` averaged over the same samples as the chips."""
     hands_left, lead = np.asarray(hands_left)[..., None], np.asarray(lead, np.float64)[..., None]
-    go = table(hands_left, lead + LEAD_PER_CHIP * values.chips("go")).mean(axis=1)
-    stop = table(hands_left, lead + LEAD_PER_CHIP * values.chips("stop")).mean(axis=1)
+    go, stop = (table.after(hands_left, lead, values.chips(choice)).mean(axis=1) for choice in CHOICES)
     return go, stop

@@ -40,6 +40,11 @@ class AgentFigures:
         return asdict(self)
 
 
+def half_width(values: np.ndarray) -> float:
+    """Half the 95% normal interval of the mean of ``values`` (infinite for fewer than two)."""
+    return float(Z95 * values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("inf")
+
+
 def wilson(successes: int, trials: int) -> tuple[float, float]:
     """Wilson score 95% interval of a proportion."""
     if trials == 0:
@@ -75,7 +80,7 @@ def _figures(a: int, name: str, r: dict, seats: np.ndarray, rating: tuple[float,
     game, seat = np.nonzero(seats == a)
     chips = r["payments"][game, seat].astype(np.float64)
     per_deal = _per_deal_chips(a, r, seats)[1]
-    half = Z95 * per_deal.std(ddof=1) / np.sqrt(len(per_deal)) if len(per_deal) > 1 else float("inf")
+    half = half_width(per_deal)
     won = r["winner"][game] == seat
     stopped = won & (r["result"][game] == Result.STOP)
     gos = r["gos"][game, seat]
@@ -124,7 +129,7 @@ def paired_differences(results: TournamentResults) -> list[PairedDifference]:
             both = np.intersect1d(per_deal[a][0], per_deal[b][0])
             gap = per_deal[a][1][np.searchsorted(per_deal[a][0], both)]
             gap = gap - per_deal[b][1][np.searchsorted(per_deal[b][0], both)]
-            half = Z95 * gap.std(ddof=1) / np.sqrt(len(gap)) if len(gap) > 1 else float("inf")
+            half = half_width(gap)
             mean = float(gap.mean()) if len(gap) else float("nan")
             pairs.append(PairedDifference(first, config.agents[b], mean, (mean - half, mean + half)))
     return pairs

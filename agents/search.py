@@ -144,8 +144,9 @@ class SearchAgent:
         rows = np.flatnonzero(searched)
         if rows.size:
             priors = actions[rows] if self.confidence is not None else None
-            match = view.match.select(rows) if view.match is not None and self.match_values is not None else None
-            actions[rows] = self._search(view.batch.select(rows), view.viewers[rows], masks[rows], priors, rng, match)
+            sub = view.select(rows)
+            match = sub.match if self.match_values is not None else None
+            actions[rows] = self._search(sub.batch, sub.viewers, masks[rows], priors, rng, match)
         return actions
 
     def _search(
