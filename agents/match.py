@@ -8,7 +8,7 @@ import numpy as np
 
 from gostop_env.core import GameBatch, Rules, batch_class
 from gostop_env.core.match import MatchBatch, MatchFormat
-from gostop_env.policy import MatchView, Policy
+from gostop_env.policy import Policy
 from gostop_env.seats import controlled_actions
 
 
@@ -77,7 +77,7 @@ def play_matches(
 ) -> MatchBatch:
     """Play ``matches`` matches (ids ``first`` on) with ``player_policies[p]`` as player p,
     whatever seat p holds in each hand; return them finished (``standing``, ``played``).
-    ``"state"`` policies see where each match stands (:class:`~gostop_env.policy.MatchView`)."""
+    ``"state"`` policies see where each match stands (:class:`~gostop_env.core.match.MatchView`)."""
     if len(player_policies) != rules.players:
         raise ValueError(f"need one policy per player ({rules.players}), got {len(player_policies)}")
     batch = MatchBatch(rules, fmt, seed, matches, backend, first)
@@ -86,7 +86,7 @@ def play_matches(
         actions = np.full(len(batch), -1, np.int64)
         mover = batch.player_to_move
         controller = np.where(mover >= 0, group_of_player[np.maximum(mover, 0)], -1)
-        where = MatchView(batch.hands_left, batch.lead())
+        where = batch.view()
         controlled_actions(
             batch.hand, actions, controller, policies, batch.hand.legal_action_mask(), rng, names, None, where
         )

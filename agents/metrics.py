@@ -138,9 +138,8 @@ def paired_differences(results: TournamentResults) -> list[PairedDifference]:
 def _per_deal_chips(a: int, r: dict, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the deals agent ``a`` played, sorted; its mean chips per hand on each)."""
     game, seat = np.nonzero(seats == a)
-    deals, inverse = np.unique(r["deal"][game], return_inverse=True)
     chips = r["payments"][game, seat].astype(np.float64)
-    return deals, np.bincount(inverse, weights=chips) / np.bincount(inverse)
+    return np.unique(r["deal"][game]), _per_deal_means(r["deal"][game], chips)
 
 
 def head_to_head(results: TournamentResults) -> np.ndarray:
@@ -174,3 +173,56 @@ def openskill_ratings(results: TournamentResults) -> dict[str, tuple[float, floa
         for name, (rating,) in zip(names, rated):
             ratings[name] = rating
     return {n: (float(v.ordinal()), float(v.mu), float(v.sigma)) for n, v in ratings.items()}
+
+
+@dataclass(frozen=True)
+class MatchFigures:
+    """One agent's results over the matches of a match tournament. Each match is played
+    under every lineup: an agent's figures on it are averaged over the lineups it sat in,
+    and the intervals are over matches (duplicate matches pair the lineups)."""
+
+    agent: str
+    matches: int  # matches played, every lineup counted
+    win_rate: float  # share of matches won; players level at the top share the win
+    win_ci: tuple[float, float]
+    chips_per_match: float
+    chips_ci: tuple[float, float]
+    chips_per_hand: float
+    hands_per_match: float
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def match_figures(results: TournamentResults) -> list[MatchFigures]:
+    """Figures of every agent of a match tournament, best match win rate first."""
+    config, r = results.config, results.records()
+    seats = np.array(config.lineups())[r["lineup"]]  # (n, P) agent index per player
+    standing = r["standing"]
+    top = standing == standing.max(axis=1, keepdims=True)
+    share = top / top.sum(axis=1, keepdims=True)
+    figures = []
+    for a, name in enumerate(config.agents):
+        game, player = np.nonzero(seats == a)
+        chips = standing[game, player].astype(np.float64)
+        wins, per_match = _per_deal_means(r["deal"][game], share[game, player]), _per_deal_means(r["deal"][game], chips)
+        win_half, chips_half = half_width(wins), half_width(per_match)
+        figures.append(
+            MatchFigures(
+                agent=name,
+                matches=len(game),
+                win_rate=float(wins.mean()),
+                win_ci=(float(wins.mean() - win_half), float(wins.mean() + win_half)),
+                chips_per_match=float(per_match.mean()),
+                chips_ci=(float(per_match.mean() - chips_half), float(per_match.mean() + chips_half)),
+                chips_per_hand=float(chips.sum() / r["hands"][game].sum()),
+                hands_per_match=float(r["hands"][game].mean()),
+            )
+        )
+    return sorted(figures, key=lambda f: -f.win_rate)
+
+
+def _per_deal_means(deals: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The mean of ``values`` on each deal (or match), in deal order."""
+    _, inverse = np.unique(deals, return_inverse=True)
+    return np.bincount(inverse, weights=values) / np.bincount(inverse)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .decisions import save_table
-from .metrics import AgentFigures, agent_figures, head_to_head, paired_differences
+from .metrics import AgentFigures, MatchFigures, agent_figures, head_to_head, match_figures, paired_differences
 from .tournament import TournamentResults
 
 COLUMNS = (
@@ -41,6 +41,49 @@ RATING_LEGEND = (
 """The line under a leaderboard that says what its rating column is."""
 
 
+MATCH_COLUMNS = (
+    "agent",
+    "match win rate",
+    "95% CI",
+    "chips/match",
+    "chips 95% CI",
+    "chips/hand",
+    "hands/match",
+    "matches",
+)
+"""The leaderboard of a tournament of matches."""
+
+
+def match_rows(figures: list[MatchFigures]) -> list[list[str]]:
+    return [
+        [
+            f.agent,
+            f"{f.win_rate:.1%}",
+            f"{f.win_ci[0]:.1%} .. {f.win_ci[1]:.1%}",
+            f"{f.chips_per_match:+.2f}",
+            f"{f.chips_ci[0]:+.2f} .. {f.chips_ci[1]:+.2f}",
+            f"{f.chips_per_hand:+.3f}",
+            f"{f.hands_per_match:.2f}",
+            str(f.matches),
+        ]
+        for f in figures
+    ]
+
+
+def match_leaderboard_markdown(results: TournamentResults) -> str:
+    """The leaderboard of a tournament of matches, best match win rate first."""
+    config = results.config
+    length = f"{config.match_hands} hands" + (f", bankroll {config.bankroll}" if config.bankroll is not None else "")
+    head = (
+        f"{config.deals} duplicate matches of {length}, {config.players} players, {config.preset} rules, "
+        f"{len(config.lineups())} seatings per match, seed {config.seed}\n\n"
+    )
+    lines = ["| " + " | ".join(MATCH_COLUMNS) + " |", "|" + "---|" * len(MATCH_COLUMNS)]
+    lines += ["| " + " | ".join(row) + " |" for row in match_rows(match_figures(results))]
+    lines += ["", "A match is won by the most chips at its end; players level at the top share the win."]
+    return head + "\n".join(lines)
+
+
 def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
     return [
         [
@@ -66,8 +109,11 @@ def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
 
 def leaderboard_markdown(results: TournamentResults, columns: tuple[str, ...] = COLUMNS) -> str:
     """The leaderboard as a markdown table of ``columns`` (all by default; ``COMPACT`` fits
-    a terminal), best chips per hand first."""
+    a terminal), best chips per hand first; for a tournament of matches, its own columns
+    (``MATCH_COLUMNS``)."""
     config = results.config
+    if config.match_hands is not None:
+        return match_leaderboard_markdown(results)
     keep = [COLUMNS.index(c) for c in columns]
     rows = [[row[i] for i in keep] for row in leaderboard_rows(agent_figures(results))]
     head = (
@@ -93,6 +139,8 @@ def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
     replays into ``folder``; return the paths written."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    if results.config.match_hands is not None:
+        return _match_outputs(results, folder)
     figures = agent_figures(results)
     table = head_to_head(results)
     written = [folder / "leaderboard.md", folder / "leaderboard.csv", folder / "results.json"]
@@ -124,6 +172,20 @@ def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
         about = f"{config.deals:,} duplicate deals, {config.players} players, {config.preset} rules"
         written += _plots(figures, table, agents, folder, about, config.players)
     written += _replays(results, folder)
+    return written
+
+
+def _match_outputs(results: TournamentResults, folder: Path) -> list[Path]:
+    """leaderboard.md, leaderboard.csv and results.json of a tournament of matches."""
+    figures = match_figures(results)
+    written = [folder / "leaderboard.md", folder / "leaderboard.csv", folder / "results.json"]
+    written[0].write_text(match_leaderboard_markdown(results) + "\n")
+    with written[1].open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(MATCH_COLUMNS)
+        writer.writerows(match_rows(figures))
+    config = {**results.config.__dict__, "agents": list(results.config.agents)}
+    written[2].write_text(json.dumps({"config": config, "agents": [f.as_dict() for f in figures]}, indent=1))
     return written
 
 

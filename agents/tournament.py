@@ -13,6 +13,11 @@ retrained model is never served from old results) and a complete unit of it (the
 deals, lineup, shapes, zero-sum payments). A unit logged twice with the same records
 counts once; twice with different records, or any line that does not belong, is an
 error. One run at a time may use a folder (a lock file; a second run is refused).
+
+With ``match_hands`` (and optionally ``bankroll``) a tournament plays matches instead of
+hands (:mod:`gostop_env.core.match`): "deals" are then matches, match ``m`` is dealt from
+the seed and ``m`` alone, so every lineup plays the same matches, and a record is a match's
+standing and its number of hands (``MATCH_RECORD_FIELDS``).
 """
 
 from __future__ import annotations
@@ -31,13 +36,17 @@ import numpy as np
 
 from gostop_env.core import GameBatch, Result, Rules, batch_class
 from gostop_env.core.deck import shuffled_decks
+from gostop_env.core.match import MatchFormat
 from gostop_env.files import folder_lock, writable_folder
 
 from .decisions import DecisionRecorder
-from .match import play_hands
+from .match import play_hands, play_matches
 from .registry import make_agent
 
 RECORD_FIELDS = ("deal", "lineup", "payments", "result", "winner", "gos", "scores")
+MATCH_RECORD_FIELDS = ("deal", "lineup", "standing", "hands")
+"""A match's record: its number, lineup, each player's chips (by seat of the lineup: the
+player) and the hands it lasted."""
 LOG_FILE, LOCK_FILE = "units.jsonl", "units.lock"
 
 
@@ -59,6 +68,8 @@ class TournamentConfig:
     keep_replays: int = 0  # the hands with the largest payments to keep, per unit
     decisions: bool = False  # record every go/stop decision (gostop.agents.decisions)
     backend: str | None = None  # the core's engine (numpy, numba, numba-parallel; None: the default)
+    match_hands: int | None = None  # play matches of this many hands instead of hands
+    bankroll: int | None = None  # with match_hands: a match ends once a player's bankroll is lost
 
     def __post_init__(self) -> None:
         if len(self.agents) < 2:
@@ -76,13 +87,36 @@ class TournamentConfig:
         if self.seed < 0 or self.keep_replays < 0:
             raise ValueError(f"seed and keep_replays must be >= 0, got {self.seed} and {self.keep_replays}")
         rules = Rules.preset(self.preset, players=self.players)
+        self._check_match(rules)
         batch_class(self.backend)  # raises on an unknown or missing backend
         for name in self.agents:
             make_agent(name, rules)  # raises on a bad name
 
+    def _check_match(self, rules: Rules) -> None:
+        if self.match_hands is None:
+            if self.bankroll is not None:
+                raise ValueError("bankroll needs match_hands, the most hands a match may last")
+            return
+        try:
+            MatchFormat(self.match_hands, self.bankroll).check(rules)
+        except TypeError as error:
+            raise ValueError(str(error)) from None
+        if self.keep_replays or self.decisions:
+            raise ValueError("replays and decisions are kept for tournaments of single hands, not of matches")
+
     @property
     def rules(self) -> Rules:
         return Rules.preset(self.preset, players=self.players)
+
+    @property
+    def match_format(self) -> MatchFormat | None:
+        """The matches played (None: single hands)."""
+        return None if self.match_hands is None else MatchFormat(self.match_hands, self.bankroll)
+
+    @property
+    def record_fields(self) -> tuple[str, ...]:
+        """The fields of a record: a hand's, or a match's."""
+        return RECORD_FIELDS if self.match_hands is None else MATCH_RECORD_FIELDS
 
     def lineups(self) -> list[tuple[int, ...]]:
         """Agent index per seat, for every seating."""
@@ -101,7 +135,9 @@ class TournamentConfig:
         fields: dict[str, Any] = {
             k: v  # workers and the engine do not change results (the engines are held equal)
             for k, v in asdict(self).items()
-            if k not in ("workers", "backend") and not (k == "decisions" and not v)
+            if k not in ("workers", "backend")
+            and not (k == "decisions" and not v)
+            and not (k in ("match_hands", "bankroll") and v is None)  # keys of hand tournaments stay
         }
         models = {
             name: model_fingerprint(name.strip().partition(":")[2], rules=self.rules)
@@ -118,7 +154,9 @@ class TournamentConfig:
 
 
 def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, Any]:
-    """Play one chunk of deals under one lineup; return its game records."""
+    """Play one chunk of deals (or matches) under one lineup; return its game records."""
+    if config.match_hands is not None:
+        return _play_match_unit(config, chunk, lineup)
     rules = config.rules
     first, count = config.deals_in(chunk).start, len(config.deals_in(chunk))
     decks = shuffled_decks(rules, np.random.default_rng([config.seed, chunk]), count)
@@ -134,6 +172,23 @@ def play_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, An
     if config.keep_replays:
         unit["replays"] = _largest_hands(config, decks, batch.payments, np.array(history), first)
     return unit
+
+
+def _play_match_unit(config: TournamentConfig, chunk: int, lineup: int) -> dict[str, Any]:
+    """Play one chunk of matches under one lineup (agent ``lineup[p]`` as player p)."""
+    rules, fmt = config.rules, config.match_format
+    assert fmt is not None
+    deals = config.deals_in(chunk)
+    policies = [make_agent(config.agents[a], rules) for a in config.lineups()[lineup]]
+    rng = np.random.default_rng([config.seed, chunk, lineup, 1])
+    played = play_matches(rules, fmt, policies, config.seed, len(deals), rng, config.backend, first=deals.start)
+    records = {
+        "deal": list(deals),
+        "lineup": [lineup] * len(deals),
+        "standing": played.standing.tolist(),
+        "hands": played.played.tolist(),
+    }
+    return {"chunk": chunk, "lineup": lineup, "records": records}
 
 
 def records_of(batch: GameBatch, first_deal: int, lineup: int) -> dict[str, list[Any]]:
@@ -186,7 +241,8 @@ class TournamentResults:
     def records(self) -> dict[str, np.ndarray]:
         """Every game, ordered by (chunk, lineup): deal, lineup, payments (n, P), ..."""
         ordered = sorted(self.units, key=lambda u: (u["chunk"], u["lineup"]))
-        return {name: np.concatenate([np.asarray(u["records"][name]) for u in ordered]) for name in RECORD_FIELDS}
+        fields = self.config.record_fields
+        return {name: np.concatenate([np.asarray(u["records"][name]) for u in ordered]) for name in fields}
 
     def decisions(self) -> dict[str, list]:
         """Every recorded go/stop decision (tournaments with ``decisions=True``), by unit order."""
@@ -326,14 +382,18 @@ def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> N
     chunks, lineups = math.ceil(config.deals / config.chunk), len(config.lineups())
     if not (type(chunk) is int and 0 <= chunk < chunks and type(lineup) is int and 0 <= lineup < lineups):
         raise TournamentLogError(f"{where}: no unit (chunk {chunk!r}, lineup {lineup!r}) in this tournament")
+    fields = config.record_fields
     records = unit.get("records")
-    if not isinstance(records, dict) or set(records) != set(RECORD_FIELDS):
-        raise TournamentLogError(f"{where}: a unit's records must have exactly the fields {list(RECORD_FIELDS)}")
+    if not isinstance(records, dict) or set(records) != set(fields):
+        raise TournamentLogError(f"{where}: a unit's records must have exactly the fields {list(fields)}")
     deals, players = config.deals_in(chunk), config.players
     try:
-        arrays = {name: np.asarray(records[name]) for name in RECORD_FIELDS}
+        arrays = {name: np.asarray(records[name]) for name in fields}
     except ValueError:
         raise TournamentLogError(f"{where}: ragged records") from None
+    if config.match_hands is not None:
+        _check_match_records(arrays, config, deals, lineup, where)
+        return
     shapes = {
         "deal": (len(deals),),
         "lineup": (len(deals),),
@@ -378,6 +438,35 @@ def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> N
 
 
 MAX_GOS, MAX_SCORE = 20, 500  # far above any hand's: a gos or score past them is forged
+
+
+def _check_match_records(
+    arrays: dict[str, np.ndarray], config: TournamentConfig, deals: range, lineup: int, where: str
+) -> None:
+    """TournamentLogError unless ``arrays`` are match records this unit can have produced:
+    its matches and lineup, standings that add up to zero, and a match shorter than its
+    hands only where a player lost the bankroll."""
+    n, players = len(deals), config.players
+    shapes = {"deal": (n,), "lineup": (n,), "standing": (n, players), "hands": (n,)}
+    for name, shape in shapes.items():
+        if arrays[name].shape != shape or arrays[name].dtype.kind not in "iu":
+            raise TournamentLogError(f"{where}: records[{name!r}] must be integers of shape {shape}")
+    hands, full = arrays["hands"], config.match_hands
+    broke = (
+        (arrays["standing"] + config.bankroll <= 0).any(axis=1) if config.bankroll is not None else np.zeros(n, bool)
+    )
+    if (
+        (arrays["deal"] != np.arange(deals.start, deals.stop)).any()
+        or (arrays["lineup"] != lineup).any()
+        or arrays["standing"].sum(axis=1).any()
+        or (hands < 1).any()
+        or (hands > full).any()
+        or ((hands < full) & ~broke).any()
+    ):
+        raise TournamentLogError(
+            f"{where}: match records that this unit cannot have produced (match numbers, lineup, "
+            "standings that do not add up to zero, or a number of hands out of range)"
+        )
 
 
 def _check_replays(hands: Any, config: TournamentConfig, arrays: dict[str, np.ndarray], where: str) -> None:

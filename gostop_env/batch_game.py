@@ -11,6 +11,7 @@ import numpy as np
 
 from .core import Events, GameBatch, Rules, batch_class
 from .core.deck import shuffled_decks
+from .core.match import MatchView
 from .encodings import encode
 
 REFERENCE = "reference"
@@ -19,7 +20,7 @@ REFERENCE = "reference"
 
 class BatchGame:
     """A batch of one game (``batch``) with the reference engine's interface: ``seat``,
-    ``phase``, ``done``, ``payments``, ``result``, ``next_carry``, ``deal_events``,
+    ``phase``, ``done``, ``payments``, ``result``, ``winner``, ``next_carry``, ``deal_events``,
     ``legal_actions()``, ``step(action)``, ``scores()``, ``snapshot()``, and its own
     :meth:`observe`."""
 
@@ -61,6 +62,10 @@ class BatchGame:
         return int(self.batch.result[0])
 
     @property
+    def winner(self) -> int:
+        return int(self.batch.winner[0])
+
+    @property
     def next_carry(self) -> int:
         return int(self.batch.next_carry[0])
 
@@ -76,6 +81,7 @@ class BatchGame:
     def snapshot(self) -> dict[str, Any]:
         return self.batch.snapshot(0)
 
-    def observe(self, seat: int, encoding: str) -> np.ndarray:
-        """The observation of ``seat``: :func:`~gostop_env.encodings.encode` of the batch."""
-        return encode(self.batch, np.array([seat]), encoding)[0]
+    def observe(self, seat: int, encoding: str, match: MatchView | None = None) -> np.ndarray:
+        """The observation of ``seat``: :func:`~gostop_env.encodings.encode` of the batch
+        (``match``: where its match stands, for ``+match`` encodings)."""
+        return encode(self.batch, np.array([seat]), encoding, match)[0]

@@ -14,6 +14,11 @@ encoding serves 2 and 3 players.
 - ``oracle``: the ``vector`` encoding plus every hidden card: the opponents' whole hands
   and the stock order. It leaks hidden information by design: for research and
   perfect-information baselines only, never the default.
+
+Each of them with ``+match`` appended (``vector+match``, ...) adds the ``match`` sections: where
+the hand's match stands (:class:`~gostop_env.core.match.MatchView`), for games played as
+matches; a lone hand reads as a match of one hand. The match's nagari carry is the
+counters' ``nagari_carry``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 
 from .core import GameBatch, Phase
 from .core import cards as C
+from .core.match import MatchView
 
 CARDS = C.NUM_CARDS
 OBSERVATION_HIGH = 10.0
@@ -93,15 +99,49 @@ CARD_FEATURES = (
     Section("month", 12, "one-hot month (none for jokers)"),
     Section("junk_value", 1, "junk value / 3"),
 )
+SCALE_HANDS, SCALE_MATCH_CHIPS = 8, 20
+MATCH = (
+    Section("match_hands_played", 1, f"hands of the match finished / {SCALE_HANDS}"),
+    Section("match_hands_left", 1, f"hands the match has still to play after this one / {SCALE_HANDS}"),
+    Section(
+        "match_chips_won", 3, f"chips won so far in the match by viewer, opponent 1, opponent 2 / {SCALE_MATCH_CHIPS}"
+    ),
+    Section("match_chips_lost", 3, f"chips lost so far in the match, the same way / {SCALE_MATCH_CHIPS}"),
+    Section("match_bankroll", 1, f"the match's bankroll / {SCALE_MATCH_CHIPS} (0: played without one)"),
+    Section("match_leader", 3, "one-hot: viewer, opponent 1, opponent 2 leads this hand (seat 0)"),
+)
+MATCH_SUFFIX = "+match"
+"""Appended to an encoding's name, it adds the ``MATCH`` sections at its end."""
 TOKEN_WIDTH = sum(s.size for s in CARD_FEATURES)
 COUNTERS_SIZE = sum(s.size for s in COUNTERS)
+MATCH_SIZE = sum(s.size for s in MATCH)
 CONTEXT_ROWS = -(-COUNTERS_SIZE // TOKEN_WIDTH)
+MATCH_CONTEXT_ROWS = -(-(COUNTERS_SIZE + MATCH_SIZE) // TOKEN_WIDTH)
 
-ENCODINGS = {
+_BASE_ENCODINGS = {
     "vector": CARD_LOCATIONS + (CHOICE,) + COUNTERS,
     "oracle": CARD_LOCATIONS + (CHOICE,) + COUNTERS + ORACLE_EXTRA,
     "tokens": CARD_FEATURES,
 }
+ENCODINGS = {
+    **_BASE_ENCODINGS,
+    **{name + MATCH_SUFFIX: sections + MATCH for name, sections in _BASE_ENCODINGS.items() if name != "tokens"},
+    "tokens" + MATCH_SUFFIX: CARD_FEATURES,
+}
+
+
+def split_encoding(name: str) -> tuple[str, bool]:
+    """An encoding's base (``vector``, ``tokens``, ``oracle``) and whether it has the match
+    sections; ValueError for an unknown name."""
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
+    return name.removesuffix(MATCH_SUFFIX), name.endswith(MATCH_SUFFIX)
+
+
+def with_match(name: str) -> str:
+    """The encoding ``name`` with the match sections (itself if it has them)."""
+    base, _ = split_encoding(name)
+    return base + MATCH_SUFFIX
 
 
 def encoding_size(name: str) -> int:
@@ -111,7 +151,15 @@ def encoding_size(name: str) -> int:
 
 def encoding_shape(name: str) -> tuple[int, ...]:
     """Shape of one observation: ``(size,)`` for flat encodings, ``(rows, width)`` for tokens."""
-    return (CARDS + CONTEXT_ROWS, TOKEN_WIDTH) if name == "tokens" else (encoding_size(name),)
+    base, match = split_encoding(name)
+    if base == "tokens":
+        return (CARDS + _context_rows(match), TOKEN_WIDTH)
+    return (encoding_size(name),)
+
+
+def _context_rows(match: bool) -> int:
+    """The ``tokens`` encoding's context rows: the counters, and the match sections."""
+    return MATCH_CONTEXT_ROWS if match else CONTEXT_ROWS
 
 
 def encoding_table(name: str) -> str:
@@ -120,34 +168,62 @@ def encoding_table(name: str) -> str:
     for s in _sections(name):
         rows.append(f"| `{s.name}` | {offset} | {s.size} | {s.description} |")
         offset += s.size
-    if name == "tokens":
+    base, match = split_encoding(name)
+    if base == "tokens":
         rows.append(
-            f"| rows 50..{CARDS + CONTEXT_ROWS - 1} | 0 | {COUNTERS_SIZE} | "
-            "the public counters of `vector` (from `seat_to_move` on), row after row |"
+            f"| rows 50..{CARDS + _context_rows(match) - 1} | 0 | {COUNTERS_SIZE + match * MATCH_SIZE} | "
+            "the public counters of `vector` (from `seat_to_move` on)"
+            + (" and the match sections" if match else "")
+            + ", row after row |"
         )
     return "\n".join(rows)
 
 
-def encode(batch: GameBatch, viewers: np.ndarray, name: str = "vector") -> np.ndarray:
-    """Observations of every game in ``batch`` for seat ``viewers[i]``: ``(B, *shape)`` float32."""
+def encode(batch: GameBatch, viewers: np.ndarray, name: str = "vector", match: MatchView | None = None) -> np.ndarray:
+    """Observations of every game in ``batch`` for seat ``viewers[i]``: ``(B, *shape)`` float32.
+    ``match``: where each game's match stands, for ``+match`` encodings (None: lone hands)."""
+    base, has_match = split_encoding(name)
     viewers = np.asarray(viewers, np.int64).reshape(-1)
     if viewers.shape != (len(batch),):
         raise ValueError(f"need one viewer seat per game ({len(batch)}), got {viewers.shape[0]}")
     if ((viewers < 0) | (viewers >= batch.rules.players)).any():
         raise ValueError(f"viewer seats must be 0..{batch.rules.players - 1}")
-    if name == "tokens":
-        return _tokens(batch, viewers)
-    if name not in ("vector", "oracle"):
-        raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
+    extra = [_match_sections(match, viewers, batch.rules.players)] if has_match else []
+    if base == "tokens":
+        return _tokens(batch, viewers, extra)
     parts = [_card_locations(batch, viewers).reshape(len(batch), -1), _choice(batch), _counters(batch, viewers)]
-    if name == "oracle":
+    if base == "oracle":
         parts.append(_oracle_extra(batch, viewers))
-    return np.concatenate(parts, axis=1)
+    return np.concatenate(parts + extra, axis=1)
+
+
+def _match_sections(match: MatchView | None, viewers: np.ndarray, players: int) -> np.ndarray:
+    """``(B, MATCH_SIZE)``: the ``MATCH`` sections of each game for its viewer."""
+    n = len(viewers)
+    if match is None:
+        match = MatchView.single(n, players)
+    elif len(match) != n:
+        raise ValueError(f"need the match of every game ({n}), got {len(match)}")
+    rows = np.arange(n)
+    standing = np.zeros((n, 3), np.float32)
+    for offset in range(players):
+        standing[:, offset] = match.standing[rows, (viewers + offset) % players]
+    leader = np.zeros((n, 3), np.float32)
+    leader[rows, (-viewers) % players] = 1
+    bankroll = 0 if match.bankroll is None else match.bankroll
+    parts = [
+        match.played[:, None] / SCALE_HANDS,
+        match.hands_left[:, None] / SCALE_HANDS,
+        np.maximum(standing, 0) / SCALE_MATCH_CHIPS,
+        np.maximum(-standing, 0) / SCALE_MATCH_CHIPS,
+        np.full((n, 1), bankroll / SCALE_MATCH_CHIPS),
+    ]
+    values = np.minimum(np.concatenate(parts, axis=1), OBSERVATION_HIGH)
+    return np.concatenate([values, leader], axis=1).astype(np.float32)
 
 
 def _sections(name: str) -> tuple[Section, ...]:
-    if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
+    split_encoding(name)  # ValueError for an unknown name
     return ENCODINGS[name]
 
 
@@ -245,15 +321,18 @@ _MONTH_ONE_HOT = np.vstack([np.eye(12, dtype=np.float32), np.zeros((2, 12), np.f
 _STATIC = np.concatenate([_KIND_ONE_HOT, _MONTH_ONE_HOT, C.JUNK_VALUE[:, None] / 3.0], axis=1).astype(np.float32)
 
 
-def _tokens(batch: GameBatch, viewers: np.ndarray) -> np.ndarray:
+def _tokens(batch: GameBatch, viewers: np.ndarray, match: list[np.ndarray]) -> np.ndarray:
+    """The ``tokens`` encoding; ``match``: the match sections to append to the context, or none."""
     n = len(batch)
     location = np.swapaxes(_card_locations(batch, viewers), 1, 2)  # (B, 50, 9)
     cards = np.concatenate(
         [location, _choice(batch)[:, :, None], np.broadcast_to(_STATIC, (n, CARDS, _STATIC.shape[1]))], axis=2
     )
-    context = np.zeros((n, CONTEXT_ROWS * TOKEN_WIDTH), np.float32)
-    context[:, :COUNTERS_SIZE] = _counters(batch, viewers)
-    return np.concatenate([cards, context.reshape(n, CONTEXT_ROWS, TOKEN_WIDTH)], axis=1)
+    values = np.concatenate([_counters(batch, viewers), *match], axis=1)
+    rows = _context_rows(bool(match))
+    context = np.zeros((n, rows * TOKEN_WIDTH), np.float32)
+    context[:, : values.shape[1]] = values
+    return np.concatenate([cards, context.reshape(n, rows, TOKEN_WIDTH)], axis=1)
 
 
 def section_slices(name: str) -> dict[str, slice]:
@@ -284,22 +363,44 @@ def encodings_markdown() -> str:
     for name in ("vector", "tokens", "oracle"):
         shape = " x ".join(str(n) for n in encoding_shape(name))
         parts.append(f"**`{name}`** (shape {shape}):\n\n{encoding_table(name)}")
+    rows, offset = ["| section | offset | size | meaning |", "|---|---|---|---|"], encoding_size("vector")
+    for section in MATCH:
+        rows.append(f"| `{section.name}` | {offset} | {section.size} | {section.description} |")
+        offset += section.size
+    shapes = ", ".join(
+        f"`{n}{MATCH_SUFFIX}` {' x '.join(map(str, encoding_shape(n + MATCH_SUFFIX)))}" for n in _BASE_ENCODINGS
+    )
+    parts.append(
+        f"**The match sections** (`+match`: {shapes}), at the end of the encoding (offsets for "
+        f"`vector+match`; in `tokens+match` they follow the counters in the context rows):\n\n" + "\n".join(rows)
+    )
     return "\n\n".join(parts)
 
 
-def encode_game(game, viewer: int, name: str = "vector", scores: list[int] | None = None) -> np.ndarray:
+def encode_game(
+    game, viewer: int, name: str = "vector", scores: list[int] | None = None, match: MatchView | None = None
+) -> np.ndarray:
     """The same observation as :func:`encode`, for one :class:`~gostop_env.core.ReferenceGame`
-    (the single-game environments' fast path; ``scores`` may pass ``game.scores()``).
+    (the single-game environments' fast path; ``scores`` may pass ``game.scores()``; ``match``:
+    its match, a view of one game, for ``+match`` encodings).
 
     A few dozen values of an observation are non-zero, so it is written value by value into
     a zeroed ``array.array`` (a Python-level store costs less than building index lists for
     NumPy) and returned as a float32 array over that buffer."""
-    if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
+    base, has_match = split_encoding(name)
     sections = _game_sections(game, viewer)
     scores = game.scores() if scores is None else scores
-    if name == "tokens":
-        return _game_tokens(game, viewer, sections, scores)
+    extra = _match_sections(match, np.array([viewer]), game.rules.players)[0] if has_match else None
+    if base == "tokens":
+        return _game_tokens(game, viewer, sections, scores, extra)
+    flat = _game_flat(game, viewer, base, sections, scores)
+    return flat if extra is None else np.concatenate([flat, extra])
+
+
+def _game_flat(
+    game, viewer: int, name: str, sections: tuple[frozenset[int] | set[int], ...], scores: list[int]
+) -> np.ndarray:
+    """The ``vector`` or ``oracle`` encoding of one game."""
     observation = array("f", _BLANK[name])
     shown = len(CARD_LOCATIONS) + 1  # the card sections and the choice, then the counters
     _write_flags(observation, 0, sections[:shown])
@@ -312,15 +413,22 @@ def encode_game(game, viewer: int, name: str = "vector", scores: list[int] | Non
     return np.frombuffer(observation, np.float32)
 
 
-def _game_tokens(game, viewer: int, sections: tuple[frozenset[int] | set[int], ...], scores: list[int]) -> np.ndarray:
-    """The ``tokens`` encoding of one game: card rows, then the counters over context rows."""
+def _game_tokens(
+    game, viewer: int, sections: tuple[frozenset[int] | set[int], ...], scores: list[int], match: np.ndarray | None
+) -> np.ndarray:
+    """The ``tokens`` encoding of one game: card rows, then the counters (and ``match``, its
+    match sections, if given) over context rows."""
     flags = array("f", bytes(4 * len(sections) * CARDS))
     _write_flags(flags, 0, sections)
     rows = np.frombuffer(flags, np.float32).reshape(len(sections), CARDS)
     cards = np.concatenate([rows[: len(CARD_LOCATIONS)].T, rows[len(CARD_LOCATIONS)][:, None], _STATIC], axis=1)
-    context = array("f", bytes(4 * CONTEXT_ROWS * TOKEN_WIDTH))
+    context_rows = _context_rows(match is not None)
+    context = array("f", bytes(4 * context_rows * TOKEN_WIDTH))
     _write_counters(context, 0, game, viewer, scores)
-    return np.concatenate([cards, np.frombuffer(context, np.float32).reshape(CONTEXT_ROWS, TOKEN_WIDTH)])
+    values = np.frombuffer(context, np.float32).copy()
+    if match is not None:
+        values[COUNTERS_SIZE : COUNTERS_SIZE + MATCH_SIZE] = match
+    return np.concatenate([cards, values.reshape(context_rows, TOKEN_WIDTH)])
 
 
 _NO_CARDS: frozenset[int] = frozenset()

@@ -13,6 +13,11 @@ are dealt again at once, in the same step (the finished hand's last observation 
 its report). Every game draws its decks from its own generator, seeded by :meth:`seed`
 (game i gets ``seed + i``), so a game's hands do not depend on the others. Needs Gymnasium
 (for the spaces), not stable-baselines3.
+
+With ``match_hands`` each game plays matches (:mod:`gostop_env.match_episodes`): an episode
+is a match, the learner is one player throughout (its seat moves as the lead does), the
+opponents are drawn once a match, and the observation has the match sections. A hand that
+ends without a learner decision still counts: its reward is added to the learner's next one.
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ import numpy as np
 from .core import NUM_ACTIONS, GameBatch, Phase, Rules, batch_class
 from .core.actions import integer_actions
 from .core.deck import check_seed, shuffled_decks
-from .encodings import OBSERVATION_HIGH, encode, encoding_shape
+from .core.match import MatchLedger, MatchView
+from .encodings import OBSERVATION_HIGH, encode, encoding_shape, with_match
 from .env_options import finite_number, flag
+from .match_episodes import REWARDS, check_reward, hand_rewards, match_format, match_rewards
 from .policy import Policy, check_actions, opponent_policies
 from .seats import controlled_actions
 
-REWARDS = ("chips", "win")
+__all__ = ["REWARDS", "LearnerGames", "OpponentPool"]
 
 
 class OpponentPool:
@@ -92,6 +99,8 @@ class LearnerGames:
         learner_decides: str = "all",
         learner_autoplay: Policy | None = None,
         backend: str | None = None,
+        match_hands: int | None = None,
+        match_bankroll: int | None = None,
     ):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
@@ -99,8 +108,10 @@ class LearnerGames:
         self.backend = batch_class(backend).backend  # ValueError for an unknown engine
         if learner_seat != "random" and learner_seat not in range(players):
             raise ValueError(f"learner_seat must be 0..{players - 1} or 'random', got {learner_seat!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        self.format = match_format(self.rules, match_hands, match_bankroll)
+        check_reward(reward, self.format)
+        if self.format is not None:
+            encoding = with_match(encoding)
         if learner_decides not in ("all", "go_stop"):
             raise ValueError(f"learner_decides must be 'all' or 'go_stop', got {learner_decides!r}")
         if (learner_decides == "go_stop") != (learner_autoplay is not None):
@@ -120,6 +131,7 @@ class LearnerGames:
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self.seed(seed)
         self.batch: GameBatch | None = None
+        self.ledger: MatchLedger | None = None
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed every game's generator (game i: ``seed + i``), and the opponents'; applied now."""
@@ -133,13 +145,18 @@ class LearnerGames:
         """Deal every game anew and play on to each learner's first decision; the observations."""
         everything = np.arange(self.num_envs)
         self.learner = np.zeros(self.num_envs, np.int64)
+        self.learner_player = np.zeros(self.num_envs, np.int64)  # in a match; else the same as learner
+        self._pending = np.zeros(self.num_envs, np.float64)  # match rewards not yet paid to the learner
+        if self.format is not None:
+            self.ledger = MatchLedger(self.format, self.rules.players, self.num_envs)
         self._opponent_of = np.tile(np.arange(self.rules.players - 1), (self.num_envs, 1))
         self._carry = np.zeros(self.num_envs, np.int64)
         self.batch = GameBatch.from_seed(
             self.rules, 0, self.num_envs, backend=self.backend
         )  # placeholders, dealt anew below
         self._skipped: list[list[float]] = [[] for _ in range(self.num_envs)]
-        self._decided = np.zeros(self.num_envs, bool)  # has the learner moved in this hand yet?
+        self._decided = np.zeros(self.num_envs, bool)  # has the learner moved in this episode yet?
+        self._new_episode(everything)
         self._deal(everything)
         self._advance(
             np.zeros(self.num_envs, bool), np.zeros(self.num_envs, np.float32), [{} for _ in range(self.num_envs)]
@@ -161,6 +178,9 @@ class LearnerGames:
         rewards = np.zeros(self.num_envs, np.float32)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         self._advance(done, rewards, infos)
+        paid = self._decided & ~done  # hands of a match that ended since the learner's last move
+        rewards[paid] += self._pending[paid]
+        self._pending[paid] = 0
         return self._observations(), rewards, done, infos
 
     def action_masks(self) -> np.ndarray:
@@ -173,18 +193,29 @@ class LearnerGames:
     def _decks(self, games: np.ndarray) -> np.ndarray:
         return np.stack([shuffled_decks(self.rules, self._game_rngs[i], 1)[0] for i in games])
 
-    def _deal(self, games: np.ndarray) -> None:
-        """New hands in ``games``: learner seat, opponents from the pool, decks from each game's generator."""
+    def _new_episode(self, games: np.ndarray) -> None:
+        """New episodes in ``games`` (a hand, or a match): the learner's player and the
+        opponents from the pool; a match starts level and without a carry."""
         if self.learner_seat == "random":
-            self.learner[games] = [self._game_rngs[i].integers(self.rules.players) for i in games]
+            self.learner_player[games] = [self._game_rngs[i].integers(self.rules.players) for i in games]
         else:
-            self.learner[games] = self.learner_seat
+            self.learner_player[games] = self.learner_seat
         if self.pool is not None:
             self._opponent_of[games] = self.pool.draw(self._pool_rng, games.size * (self.rules.players - 1)).reshape(
                 games.size, -1
             )
-        self.batch.reset_games(games, self._decks(games), self._carry[games] if self.nagari_carry else 0)
         self._decided[games] = False
+        if self.ledger is not None:
+            self.ledger.restart(games)
+            self._carry[games] = 0
+
+    def _deal(self, games: np.ndarray) -> None:
+        """New hands in ``games``, decks from each game's generator, the learner at its player's seat."""
+        if self.ledger is None:
+            self.learner[games] = self.learner_player[games]
+        else:
+            self.learner[games] = self.ledger.seat_of(self.learner_player)[games]
+        self.batch.reset_games(games, self._decks(games), self._carry[games] if self.nagari_carry else 0)
 
     def _advance(self, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
         """Play every other decision, all games in one batch, until each game awaits its learner.
@@ -193,13 +224,19 @@ class LearnerGames:
         while True:
             finished = self.batch.done_games()
             if finished.size:
-                self._report(finished, done, rewards, infos)
+                if self.ledger is None:
+                    self._report(finished, done, rewards, infos)
+                    self._new_episode(finished)
+                else:
+                    self._settle(finished, done, rewards, infos)
                 self._deal(finished)  # a deal can end at once (chongtong): look again
             elif not self._play_others():
                 return
 
     def _report(self, finished: np.ndarray, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
-        outcome = self._outcome(finished).astype(np.float32) * self.reward_scale
+        learners = self.learner[finished]
+        outcome = hand_rewards(self.batch.payments[finished], self.reward)[np.arange(finished.size), learners]
+        outcome = outcome.astype(np.float32) * self.reward_scale
         reported = self._decided[finished]
         for i, chips in zip(finished[~reported], outcome[~reported]):
             self._skipped[i].append(float(chips))
@@ -216,10 +253,47 @@ class LearnerGames:
                 infos[i]["skipped_hands"], self._skipped[i] = self._skipped[i], []
         self._carry[finished] = self.batch.next_carry[finished] if self.nagari_carry else 0
 
-    def _outcome(self, games: np.ndarray | int) -> np.ndarray:
-        """The learner's reward for finished ``games``: chips won, or +1/-1/0 for win/loss/draw."""
-        chips = self.batch.payments[games, self.learner[games]]
-        return chips if self.reward == "chips" else np.sign(chips)
+    def _settle(self, finished: np.ndarray, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
+        """Enter the hands of matches that ended; report and restart the matches that are over."""
+        assert self.ledger is not None
+        payments = self.batch.payments[finished]
+        hand = hand_rewards(payments, self.reward)[np.arange(finished.size), self.learner[finished]]
+        self._pending[finished] += hand * self.reward_scale
+        self.ledger.settle(finished, payments, self.batch.winner[finished])
+        self._carry[finished] = self.batch.next_carry[finished] if self.nagari_carry else 0
+        over = finished[self.ledger.over[finished]]
+        if not over.size:
+            return
+        final = match_rewards(self.ledger.standing[over], self.reward)[np.arange(over.size), self.learner_player[over]]
+        self._pending[over] += final * self.reward_scale
+        reported = over[self._decided[over]]
+        for i in over[~self._decided[over]]:
+            self._skipped[i].append(float(self._pending[i]))
+        done[reported], rewards[reported] = True, self._pending[reported]
+        terminal = (
+            encode(
+                self.batch.select(reported), self.learner[reported], self.encoding, self._match_view().select(reported)
+            )
+            if reported.size
+            else None
+        )
+        for k, i in enumerate(reported):
+            infos[i] = {
+                "terminal_observation": terminal[k],
+                "payments": self.batch.payments[i].tolist(),
+                "seat": int(self.learner[i]),
+                "player": int(self.learner_player[i]),
+                "match_standing": self.ledger.standing[i].tolist(),
+                "match_hands": int(self.ledger.played[i]),
+            }
+            if self._skipped[i]:
+                infos[i]["skipped_hands"], self._skipped[i] = self._skipped[i], []
+        self._pending[over] = 0
+        self._new_episode(over)
+
+    def _match_view(self) -> MatchView | None:
+        """Where each game's match stands (None: lone hands)."""
+        return None if self.ledger is None else self.ledger.view(self.batch.seat.astype(np.int64))
 
     def _play_others(self) -> bool:
         """One batched step of every decision not the learner's (opponents', and the learner's
@@ -233,18 +307,21 @@ class LearnerGames:
         relative = (self.batch.seat.astype(np.int64) - self.learner) % self.rules.players
         opponent = self._opponent_of[np.arange(self.num_envs), np.maximum(relative - 1, 0)]
         masks = self.batch.legal_action_mask()
+        match = self._match_view()
         for k in range(1, self.rules.players):  # opponent k's games, one call per policy
             controller = np.where(waiting & (relative == k), opponent, -1)
             names = [f"opponent {k}"] * len(self.opponents)
-            controlled_actions(self.batch, actions, controller, self.opponents, masks, self._opponent_rng, names)
+            controlled_actions(
+                self.batch, actions, controller, self.opponents, masks, self._opponent_rng, names, None, match
+            )
         if self.learner_autoplay is not None:
             controller = np.where(waiting & autoplay, 0, -1)
             policies = [self.learner_autoplay]
             controlled_actions(
-                self.batch, actions, controller, policies, masks, self._opponent_rng, ["learner_autoplay"]
+                self.batch, actions, controller, policies, masks, self._opponent_rng, ["learner_autoplay"], None, match
             )
         self.batch.step(actions)
         return True
 
     def _observations(self) -> np.ndarray:
-        return encode(self.batch, self.learner, self.encoding)
+        return encode(self.batch, self.learner, self.encoding, self._match_view())

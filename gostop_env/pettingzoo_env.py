@@ -17,7 +17,9 @@ Options:
     nagari hands into the next hand's payments (default True). illegal_action: ``"raise"``
     (default: IllegalActionError naming the legal actions) or ``"penalize"`` (PettingZoo's
     classic convention: the hand ends, the offender gets ``illegal_reward``, others 0).
-    reward_scale: rewards are chips × this (default 1). render_mode: ``"ansi"``, ``"human"`` or
+    reward: ``"chips"`` (default), ``"win"``, ``"match_win"`` or ``"match_chips"``
+    (:mod:`gostop_env.match_episodes`). match_hands, match_bankroll: play one match per
+    episode (below). reward_scale: rewards are multiplied by this (default 1). render_mode: ``"ansi"``, ``"human"`` or
     ``"rgb_array"`` (an image of the table, :mod:`gostop_env.drawing`). backend:
     ``"reference"`` (default: the one-hand engine) or a batched core's engine, ``"numpy"``,
     ``"numba"`` or ``"numba-parallel"``, playing a batch of one
@@ -43,6 +45,15 @@ hand (so that clients which stack infos, such as Tianshou's collectors, can stor
 - ``illegal_by``: the seat whose illegal action ended the hand (``"penalize"`` mode), else -1.
 
 ``event_lines()`` gives the last step's events as readable lines.
+
+With ``match_hands=N`` an episode is a match of N hands (:mod:`gostop_env.match_episodes`):
+the agents are the match's players, and ``player_k`` holds seat (k - leader) % P of each
+hand, where the leader is the player who won the hand before. A hand that ends is rewarded
+(by ``reward``) in the step that ends it, and the next hand is dealt at once; the agents
+terminate when the match is over. The observation has the match sections, the infos'
+per-seat arrays are by player, and every info adds ``seat`` (the agent's seat in the
+current hand), ``match_standing`` ``(P,)`` (each player's chips so far) and
+``match_hands`` (hands finished). A chongtong deal is a hand of the match.
 """
 
 from __future__ import annotations
@@ -60,8 +71,10 @@ from .core import NUM_ACTIONS, Events, IllegalActionError, Phase, ReferenceGame,
 from .core.actions import integer_action
 from .core.cards import bits
 from .core.deck import check_seed
-from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape
+from .core.match import MatchLedger
+from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape, with_match
 from .env_options import finite_number, flag, reset_options
+from .match_episodes import check_reward, hand_rewards, match_format, match_rewards
 from .render import RENDER_MODES, check_render_mode, render_frame, render_snapshot, unsupported_render
 from .replay import describe
 
@@ -112,9 +125,17 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         reward_scale: float = 1.0,
         render_mode: str | None = None,
         backend: str = REFERENCE,
+        reward: str = "chips",
+        match_hands: int | None = None,
+        match_bankroll: int | None = None,
     ):
         super().__init__()
         self.rules = Rules.preset(preset, players=players, **(rules or {}))
+        self.format = match_format(self.rules, match_hands, match_bankroll)
+        self.reward = check_reward(reward, self.format)
+        self.ledger = None if self.format is None else MatchLedger(self.format, players, 1)
+        if self.format is not None:
+            encoding = with_match(encoding)
         if backend != REFERENCE:
             batch_class(backend)  # ValueError for an unknown engine, ImportError for one not installed
         self.backend = backend
@@ -126,7 +147,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.illegal_action, self.illegal_reward = illegal_action, finite_number("illegal_reward", illegal_reward)
         self.reward_scale = finite_number("reward_scale", reward_scale)
         self.possible_agents = [f"player_{i}" for i in range(players)]
-        self._seat_of = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self._player_of = {agent: player for player, agent in enumerate(self.possible_agents)}
         self.agents = list(self.possible_agents)
         self._observation_space = gymnasium.spaces.Dict(
             {
@@ -137,6 +158,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._action_space: gymnasium.spaces.Discrete = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._rng = np.random.default_rng()
         self._carry = 0
+        self._opening = np.zeros(players)  # what a match's opening chongtong hands paid (see _deal)
         self.game: ReferenceGame | BatchGame | None = None
         self._scores: list[int] = []
         self._chongtong = (0, self._no_payments())  # chongtong deals skipped before this hand, their payments
@@ -163,11 +185,15 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if asked.carry is not None:
             self._carry = asked.carry
         self.agents = list(self.possible_agents)
+        if self.ledger is not None:
+            self.ledger.restart(slice(None))
+            self._carry = asked.carry or 0
         skipped = self._deal(asked.deck)
         paid = np.array(skipped, np.int64).sum(axis=0) if skipped else self._no_payments()
         self._chongtong = (len(skipped), paid)
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        opening = self._opening * self.reward_scale  # a match's chongtong hands before its first decision
+        self.rewards = {a: float(opening[i]) for i, a in enumerate(self.agents)}
+        self._cumulative_rewards = dict(self.rewards)
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
@@ -176,8 +202,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.agent_selection = self._agent(self.game.seat)
 
     def _deal(self, deck: Any) -> list[list[int]]:
-        """Deal until a hand needs a decision; return the payments of chongtong deals skipped."""
+        """Deal until a hand needs a decision; return the payments (by player) of chongtong
+        deals skipped: every one of a lone hand, and in a match those of matches that ended
+        before anyone decided. A match's chongtong hands before its first decision are hands
+        of the match: ``_opening`` keeps what they pay each player, rewarded at the reset."""
         skipped: list[list[int]] = []
+        self._opening = np.zeros(self.rules.players)
         while True:
             carry = self._carry if self.nagari_carry else 0
             self.game = self._new_game(deck, carry)
@@ -186,8 +216,27 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                 return skipped
             if deck is not None:
                 raise ValueError("the given deck deals a chongtong: the hand ends before any decision")
-            skipped.append(list(self.game.payments))
             self._carry = 0
+            if self.ledger is None:
+                skipped.append(list(self.game.payments))
+                continue
+            self._carry = self.game.next_carry if self.nagari_carry else 0
+            self._opening += self._settle()
+            if self.ledger.over[0]:
+                skipped.append(self.ledger.standing[0].tolist())
+                self.ledger.restart(slice(None))
+                self._opening[:], self._carry = 0, 0
+
+    def _settle(self) -> np.ndarray:
+        """Enter the finished hand in the match; what it pays each player, by ``reward``,
+        with the match's reward if it is over (by player, unscaled)."""
+        assert self.ledger is not None
+        payments = np.array([self.game.payments], np.int64)
+        paid = np.roll(hand_rewards(payments, self.reward)[0], self._leader())
+        self.ledger.settle(np.array([0]), payments, np.array([self.game.winner]))
+        if self.ledger.over[0]:
+            paid = paid + match_rewards(self.ledger.standing, self.reward)[0]
+        return paid
 
     def _new_game(self, deck: Any, carry: int) -> ReferenceGame | BatchGame:
         """A hand dealt from ``deck`` (checked: ValueError saying why), or shuffled by the
@@ -237,18 +286,38 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             raise IllegalActionError(int(action), Phase(self.game.phase), self.game.legal_actions())
         self.rewards = {a: (self.illegal_reward if a == agent else 0.0) for a in self.agents}
         self.terminations = {a: True for a in self.agents}
-        self._set_infos(Events(self.rules.players), illegal_by=self._seat_of[agent])
+        self._set_infos(Events(self.rules.players), illegal_by=self._player_of[agent])
         self._accumulate_rewards()
 
     def _after_step(self, events: Events) -> None:
-        done = self.game.done
-        self.rewards = {a: events.payments[i] * self.reward_scale if done else 0.0 for i, a in enumerate(self.agents)}
+        done, lead = self.game.done, self._leader()  # the hand the events come from
+        paid = np.zeros(self.rules.players)
         if done:
-            self.terminations = {a: True for a in self.agents}
             self._carry = self.game.next_carry if self.nagari_carry else 0
+            if self.ledger is None:
+                paid = hand_rewards(np.array([events.payments]), self.reward)[0]
+                self.terminations = {a: True for a in self.agents}
+            else:
+                paid = self._next_hand()
+        self.rewards = {a: float(paid[i]) * self.reward_scale for i, a in enumerate(self.agents)}
         self._refresh()
-        self._set_infos(events)
+        self._set_infos(events, lead=lead, ended=done)
         self.agent_selection = self._agent(self.game.seat)
+
+    def _next_hand(self) -> np.ndarray:
+        """In a match, after a hand ends: enter it, and deal the next hands until one needs a
+        decision or the match is over (then the agents terminate); what they paid each player."""
+        assert self.ledger is not None
+        paid = self._settle()
+        while not self.ledger.over[0]:
+            self.game = self._new_game(None, self._carry if self.nagari_carry else 0)
+            self.deck = self.game.deck
+            if not self.game.done:
+                return paid
+            self._carry = self.game.next_carry if self.nagari_carry else 0
+            paid = paid + self._settle()
+        self.terminations = {a: True for a in self.agents}
+        return paid
 
     def _refresh(self) -> None:
         """Cache what every observer of this step needs: scores and the legal-action mask."""
@@ -258,30 +327,40 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             mask[action] = 1
         self._mask_now = np.frombuffer(mask, np.int8)
 
-    def _set_infos(self, events: Events, illegal_by: int = -1) -> None:
-        """Every agent's info: the same keys and shapes at every step (module docstring)."""
-        self._last_events = events
+    def _set_infos(self, events: Events, illegal_by: int = -1, lead: int | None = None, ended: bool = False) -> None:
+        """Every agent's info: the same keys and shapes at every step (module docstring).
+        ``lead``: the leader of the hand the ``events`` come from (None: the current hand's),
+        whose seats they are by; ``ended``: that hand ended in this step."""
+        lead = self._leader() if lead is None else lead
+        self._last_events, self._events_leader = events, lead
         players = self.rules.players
         stolen = np.zeros((players, players), np.uint64)
         for taker, row in enumerate(events.stolen):
             for giver, cards in enumerate(row):
                 if cards:
                     stolen[taker, giver] = bits(cards)
+        stolen = np.roll(stolen, (lead, lead), axis=(0, 1))
+        payments = events.payments if ended else self.game.payments
         shared = {
-            "event_counts": np.array(events.counts, np.int64),
-            "captured": np.array([bits(c) if c else 0 for c in events.captured], np.uint64),
+            "event_counts": np.roll(np.array(events.counts, np.int64), lead, axis=0),
+            "captured": np.roll(np.array([bits(c) if c else 0 for c in events.captured], np.uint64), lead),
             "stolen": stolen,
-            "payments": np.array(self.game.payments, np.int64),
+            "payments": np.roll(np.array(payments, np.int64), lead),
             "result": int(self.game.result),
             "chongtong_hands": self._chongtong[0],
             "chongtong_payments": self._chongtong[1],
             "illegal_by": illegal_by,
         }
+        if self.ledger is not None:
+            shared.update(match_standing=self.ledger.standing[0].copy(), match_hands=int(self.ledger.played[0]))
         idle = np.zeros(NUM_ACTIONS, np.int8)
         over = self.game.done or illegal_by >= 0
+        to_move = self._player(self.game.seat)
         for i, agent in enumerate(self.agents):
-            mask = self._mask_now if i == self.game.seat and not over else idle
+            mask = self._mask_now if i == to_move and not over else idle
             self.infos[agent] = {"action_mask": mask, **shared}
+            if self.ledger is not None:
+                self.infos[agent]["seat"] = self._seat(i)
 
     def event_lines(self) -> list[str]:
         """The last step's events as readable lines (captures, specials, steals, payments)."""
@@ -290,17 +369,31 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def _no_payments(self) -> np.ndarray:
         return np.zeros(self.rules.players, np.int64)
 
+    def _leader(self) -> int:
+        """The player who leads the current hand (seat 0): player 0 outside a match."""
+        return 0 if self.ledger is None else int(self.ledger.leader[0])
+
+    def _player(self, seat: int) -> int:
+        """The player at ``seat`` of the current hand."""
+        return (seat + self._leader()) % self.rules.players
+
+    def _seat(self, player: int) -> int:
+        """The seat ``player`` holds in the current hand."""
+        return (player - self._leader()) % self.rules.players
+
     def _agent(self, seat: int) -> str:
-        return self.possible_agents[seat]
+        """The agent at ``seat`` of the current hand."""
+        return self.possible_agents[self._player(seat)]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
-        seat = self._seat_of[agent]
+        seat = self._seat(self._player_of[agent])
+        match = None if self.ledger is None else self.ledger.view(np.array([self.game.seat]))
         if isinstance(self.game, BatchGame):
-            observation = self.game.observe(seat, self.encoding)
+            observation = self.game.observe(seat, self.encoding, match)
         else:
-            observation = encode_game(self.game, seat, self.encoding, self._scores)
+            observation = encode_game(self.game, seat, self.encoding, self._scores, match)
         if seat != self.game.seat or self.game.done:
             return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
         return {"observation": observation, "action_mask": self._mask_now.copy()}

@@ -27,24 +27,12 @@ import numpy as np
 
 from .core import GameBatch
 from .core.actions import integer_actions
+from .core.match import MatchView
 from .encodings import encode
 
 STATE = "state"
 MASKS = "masks"
 """The encoding of a policy that reads only the legal-action masks: it is given ``(n, 0)``."""
-
-
-@dataclass(frozen=True)
-class MatchView:
-    """Where each game's match stands for the seat to move there (games played as hands of
-    matches, :mod:`gostop_env.core.match`): ``hands_left`` after this hand, and ``lead``,
-    that seat's chips so far less the most any other player has won."""
-
-    hands_left: np.ndarray
-    lead: np.ndarray
-
-    def select(self, rows: np.ndarray) -> MatchView:
-        return MatchView(self.hands_left[rows], self.lead[rows])
 
 
 @dataclass
@@ -70,13 +58,15 @@ def observe(
     policy: Policy, batch: GameBatch, games: np.ndarray, seats: np.ndarray, match: MatchView | None = None
 ) -> np.ndarray | GameView:
     """The observations ``policy`` wants of ``games`` of ``batch``, seen by ``seats``
-    (``match``: where each game of the batch stands in its match, for ``"state"`` policies)."""
+    (``match``: where each game of the batch stands in its match, for ``"state"`` policies
+    and ``+match`` encodings; None: lone hands)."""
     if policy.encoding == MASKS:
         return np.zeros((len(games), 0), np.float32)
     sub = batch.select(games)
+    where = None if match is None else match.select(games)
     if policy.encoding == STATE:
-        return GameView(sub, np.asarray(seats, np.int64), None if match is None else match.select(games))
-    return encode(sub, seats, policy.encoding)
+        return GameView(sub, np.asarray(seats, np.int64), where)
+    return encode(sub, seats, policy.encoding, where)
 
 
 @runtime_checkable

@@ -11,12 +11,13 @@ games for it (or reuses observations already encoded) and checks its answer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .core import GameBatch
-from .policy import MatchView, Policy, check_actions, decide
+from .core.match import MatchView
+from .policy import Policy, check_actions, decide
 
 
 def policy_actions(
@@ -63,15 +64,31 @@ def controlled_actions(
         actions[games] = policy_actions(policies[j], batch, games, masks, rng, who, encoded, match)
 
 
-def opponent_action(batch: GameBatch, seat: int, opponents: Sequence[Policy], rng: np.random.Generator) -> int:
+def opponent_action(
+    batch: GameBatch,
+    seat: int,
+    opponents: Sequence[Policy],
+    rng: np.random.Generator,
+    match: Callable[[], MatchView | None] | None = None,
+) -> int:
     """In a one-game batch where another seat than ``seat`` is to move, that seat's action by
-    its policy: ``opponents[k]`` plays the seat k + 1 places after ``seat`` in turn order."""
+    its policy: ``opponents[k]`` plays the seat k + 1 places after ``seat`` in turn order.
+    ``match()``: where the game's match stands now, if it is a hand of one."""
     mover = int(batch.seat[0])
     policy = opponents[(mover - seat) % batch.rules.players - 1]
-    return int(policy_actions(policy, batch, np.array([0]), batch.legal_action_mask(), rng, f"seat {mover}")[0])
+    where = None if match is None else match()
+    return int(
+        policy_actions(policy, batch, np.array([0]), batch.legal_action_mask(), rng, f"seat {mover}", None, where)[0]
+    )
 
 
-def play_opponents(batch: GameBatch, seat: int, opponents: Sequence[Policy], rng: np.random.Generator) -> None:
+def play_opponents(
+    batch: GameBatch,
+    seat: int,
+    opponents: Sequence[Policy],
+    rng: np.random.Generator,
+    match: Callable[[], MatchView | None] | None = None,
+) -> None:
     """In a one-game batch, the opponents' moves until ``seat`` is to move or the hand ends."""
     while not batch.done[0] and int(batch.seat[0]) != seat:
-        batch.step([opponent_action(batch, seat, opponents, rng)])
+        batch.step([opponent_action(batch, seat, opponents, rng, match)])

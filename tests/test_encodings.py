@@ -8,6 +8,7 @@ from conftest import hide_differently
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 from gostop_env.core.cards import bits
+from gostop_env.core.match import MatchView
 from gostop_env.encodings import (
     CARD_LOCATIONS,
     ENCODINGS,
@@ -15,6 +16,7 @@ from gostop_env.encodings import (
     encoding_shape,
     encoding_size,
     encoding_table,
+    section_slices,
 )
 
 
@@ -33,7 +35,7 @@ def test_shapes_follow_the_sections(name, players):
     obs = encode(batch, batch.seat, name)
     assert obs.shape == (8, *encoding_shape(name)) and obs.dtype == np.float32
     assert np.isfinite(obs).all() and obs.min() >= 0 and obs.max() <= 10
-    if name != "tokens":
+    if not name.startswith("tokens"):
         assert obs.shape[1] == encoding_size(name)
         assert f"| {encoding_size(name) - ENCODINGS[name][-1].size} |" in encoding_table(name)
 
@@ -64,12 +66,32 @@ def test_hidden_cards_never_change_vector_tokens_or_mask(preset, players):
         batch = mid_game(rules, 64, steps, steps)
         for viewer in [batch.seat.astype(np.int64)] + [np.full(64, s) for s in range(players)]:
             changed = hide_differently(batch, viewer, rng)
-            for name in ("vector", "tokens"):
+            for name in ("vector", "tokens", "vector+match", "tokens+match"):
                 assert (encode(batch, viewer, name) == encode(changed, viewer, name)).all()
             moving = viewer == batch.seat
             assert (batch.legal_action_mask()[moving] == changed.legal_action_mask()[moving]).all()
             oracle_same = (encode(batch, viewer, "oracle") == encode(changed, viewer, "oracle")).all(axis=1)
             assert not oracle_same[~batch.done].all()  # the oracle does see the hidden cards
+
+
+@pytest.mark.parametrize("players", (2, 3))
+def test_the_match_sections_say_where_the_match_stands(players):
+    batch = mid_game(Rules(players=players), 3, 2, 0)
+    standing = np.array([[30, -30, 0], [-250, 250, 0], [0, 0, 0]])[:, :players]
+    match = MatchView(np.array([2, 7, 0]), np.array([5, 0, 0]), standing, np.zeros(3, np.int64), 100)
+    at = section_slices("vector+match")
+    viewer = np.array([1, 0, 0]) % players
+    obs = encode(batch, viewer, "vector+match", match)
+    assert obs[:, : encoding_size("vector")].tolist() == encode(batch, viewer, "vector").tolist()
+    assert obs[:, at["match_hands_played"]].ravel().tolist() == [2 / 8, 7 / 8, 0]
+    assert obs[:, at["match_hands_left"]].ravel().tolist() == [5 / 8, 0, 0]
+    assert obs[0, at["match_chips_lost"]][0] == 1.5 and obs[0, at["match_chips_won"]][players - 1] == 1.5
+    assert obs[1, at["match_chips_won"]][1] == 10  # 250 / 20, capped at the observation's bound
+    assert (obs[:, at["match_bankroll"]] == 5).all()
+    assert obs[0, at["match_leader"]].tolist()[(0 - 1) % players] == 1 and obs[1, at["match_leader"]][0] == 1
+    lone = encode(batch, viewer, "vector+match")  # no match given: lone hands
+    assert (lone[:, at["match_hands_played"].start : at["match_leader"].start] == 0).all()
+    assert (lone[:, at["match_leader"]] == obs[:, at["match_leader"]]).all()
 
 
 def test_bad_viewer_or_encoding_is_rejected():
@@ -102,11 +124,16 @@ def test_single_game_encoder_equals_the_batched_one(preset, players, jokers):
     rng = np.random.default_rng(0)
     decks = shuffled_decks(rules, rng, 40)
     batch, games = GameBatch(rules, decks), [ReferenceGame(rules, d) for d in decks]
+    standing = rng.integers(-300, 300, (40, players))
+    match = MatchView(rng.integers(0, 9, 40), rng.integers(0, 9, 40), standing, np.zeros(40, np.int64), 50)
     while not batch.done.all():
-        for name in ("vector", "tokens", "oracle"):
+        for name in ("vector", "tokens", "oracle", "vector+match", "tokens+match", "oracle+match"):
             for viewer in range(players):
-                batched = encode(batch, np.full(40, viewer), name)
-                assert all(np.array_equal(batched[i], encode_game(g, viewer, name)) for i, g in enumerate(games))
+                batched = encode(batch, np.full(40, viewer), name, match)
+                assert all(
+                    np.array_equal(batched[i], encode_game(g, viewer, name, match=match.select(np.array([i]))))
+                    for i, g in enumerate(games)
+                )
         actions = random_legal_actions(batch.legal_bits, rng)
         batch.step(actions)
         for i in np.flatnonzero(actions >= 0):

@@ -167,7 +167,8 @@ def _go_stop_views(hands: int, seed: int):
 def test_stop_match_goes_more_when_behind_and_is_the_ev_rule_outside_a_match():
     from gostop.agents.registry import make_agent
     from gostop_env.core import actions as A
-    from gostop_env.policy import GameView, MatchView
+    from gostop_env.core.match import MatchView
+    from gostop_env.policy import GameView
 
     view, masks = _go_stop_views(150, 4)
     n = len(view)
@@ -176,7 +177,8 @@ def test_stop_match_goes_more_when_behind_and_is_the_ev_rule_outside_a_match():
     assert (alone == ev_rule(view, masks, np.random.default_rng(1))).all()
 
     def go_rate(lead: int) -> float:
-        where = MatchView(np.zeros(n, np.int64), np.full(n, lead))
+        none = np.zeros(n, np.int64)
+        where = MatchView(none, none, np.zeros((n, 2), np.int64), np.full(n, lead))
         chosen = match_rule(GameView(view.batch, view.viewers, where), masks, np.random.default_rng(1))
         return float((chosen == A.GO).mean())
 

@@ -157,3 +157,94 @@ def test_the_leaderboard_says_what_its_rating_is(tmp_path):
     assert RATING_LEGEND in leaderboard_markdown(results)
     without = tuple(c for c in COMPACT if c != "rating")
     assert RATING_LEGEND not in leaderboard_markdown(results, without)
+
+
+def match_config(**changes) -> TournamentConfig:
+    base = dict(agents=("greedy", "greedy:stop=threshold:gos=1:margin=3"), deals=120, chunk=40, match_hands=4)
+    return TournamentConfig(**{**base, **changes})
+
+
+def match_table(results):
+    from gostop.agents.metrics import match_figures
+
+    return [f.as_dict() for f in match_figures(results)]
+
+
+def test_a_match_tournament_plays_the_duplicate_matches_compare_plays():
+    from gostop.agents import make_agent
+    from gostop.agents.compare import compare_matches
+    from gostop_env.core import Rules
+
+    config = match_config(deals=300, chunk=300)
+    results = run_tournament(config)
+    first = {f["agent"]: f for f in match_table(results)}[config.agents[0]]
+    a, b = (make_agent(name, Rules()) for name in config.agents)  # both play without chance
+    compared = compare_matches(a, b, config.match_format, 300, seed=config.seed)
+    assert first["win_rate"] == pytest.approx(compared.win_rate)
+    assert first["chips_per_match"] == pytest.approx(compared.chips_per_match)
+    assert first["chips_per_hand"] == pytest.approx(compared.chips_per_hand)
+    assert first["matches"] == 600 and first["hands_per_match"] == 4
+    records = results.records()
+    assert (records["standing"].sum(axis=1) == 0).all() and (records["hands"] == 4).all()
+
+
+def test_an_interrupted_match_tournament_resumes_to_the_same_figures(tmp_path):
+    config = match_config(agents=("greedy", "random", "simple"), bankroll=30, match_hands=12)
+    whole = match_table(run_tournament(config))
+    run_tournament(config, tmp_path)
+    log = tmp_path / "units.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:5]) + "\n" + lines[5][:50])  # killed while writing unit 6
+    played = []
+    resumed = run_tournament(config, tmp_path, progress=lambda units, total: played.append(total) or units)
+    assert played == [len(config.units()) - 5] and match_table(resumed) == whole
+    assert any(f["hands_per_match"] < 12 for f in whole)  # the bankroll ended some matches early
+    leaderboard = leaderboard_markdown(resumed)
+    assert "120 duplicate matches of 12 hands, bankroll 30" in leaderboard and "match win rate" in leaderboard
+    won = sum(f["win_rate"] * f["matches"] for f in whole)
+    assert won == pytest.approx(120 * len(config.lineups()))  # one win a match, shared when level
+    with pytest.raises(ValueError, match="another tournament configuration"):
+        run_tournament(match_config(agents=("greedy", "random", "simple"), match_hands=12), tmp_path)
+
+
+def test_a_forged_match_record_is_refused(tmp_path):
+    from gostop.agents.tournament import TournamentLogError
+
+    config = match_config(deals=40)
+    run_tournament(config, tmp_path)
+    log = tmp_path / "units.jsonl"
+    unit = json.loads(log.read_text().splitlines()[0])
+    unit["records"]["standing"][0] = [500, 0]
+    log.write_text(json.dumps(unit) + "\n")
+    with pytest.raises(TournamentLogError, match="cannot have produced"):
+        run_tournament(config, tmp_path)
+    unit["records"]["standing"][0], unit["records"]["hands"][0] = [3, -3], 2  # short without a bankroll
+    log.write_text(json.dumps(unit) + "\n")
+    with pytest.raises(TournamentLogError, match="cannot have produced"):
+        run_tournament(config, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        (dict(match_hands=0), "hands must be 1"),
+        (dict(match_hands=True), "whole number"),
+        (dict(match_hands=8, bankroll=2), "cannot cover one hand's smallest payment"),
+        (dict(match_hands=None, bankroll=40), "bankroll needs match_hands"),
+        (dict(keep_replays=2), "not of matches"),
+    ],
+)
+def test_bad_match_tournaments(changes, message):
+    with pytest.raises(ValueError, match=message):
+        match_config(**changes)
+
+
+def test_gostop_tournament_plays_matches(tmp_path, capsys):
+    args = ["tournament", "greedy", "random", "--match-hands", "3", "--deals", "30", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "30 duplicate matches of 3 hands" in out and "| greedy | " in out
+    assert json.loads((tmp_path / "results.json").read_text())["agents"][0]["agent"] == "greedy"
+    with pytest.raises(SystemExit):
+        main(["tournament", "greedy", "random", "--bankroll", "50", "--out", str(tmp_path / "b")])
+    assert "bankroll needs match_hands" in capsys.readouterr().err

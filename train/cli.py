@@ -100,15 +100,7 @@ def _add_play_commands(commands: Any) -> None:
     compare.add_argument("--preset", default="seed", help="rule preset: seed or korean")
     compare.add_argument("--players", type=int, default=2, help="2, or 3: the first agent against two of the second")
     compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals (matches, with --match-hands)")
-    compare.add_argument(
-        "--match-hands",
-        type=_positive,
-        default=None,
-        help="play matches of N hands instead of single hands (2 players)",
-    )
-    compare.add_argument(
-        "--bankroll", type=_positive, default=None, help="with --match-hands: a match ends once a bankroll is lost"
-    )
+    _match_options(compare, "play matches of N hands instead of single hands (2 players)")
     _seed_option(compare)
     _backend_option(compare)
     tournament = commands.add_parser("tournament", help="duplicate-deal tournament between agents")
@@ -129,6 +121,7 @@ def _add_play_commands(commands: Any) -> None:
     )
     tournament.add_argument("--wide", action="store_true", help="print every column (the files always have them all)")
     tournament.add_argument("--ray", action="store_true", help="run the work units on Ray (pip install '.[ray]')")
+    _match_options(tournament, "matches of N hands instead of hands (--deals: matches)")
     _backend_option(tournament)
     play = commands.add_parser("play", help="play a hand in the terminal against agents")
     play.add_argument(
@@ -348,6 +341,14 @@ def _backend(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _match_options(parser: argparse.ArgumentParser, about: str) -> None:
+    """``--match-hands`` (``about`` says what it does) and ``--bankroll``."""
+    parser.add_argument("--match-hands", type=_positive, default=None, help=about)
+    parser.add_argument(
+        "--bankroll", type=_positive, default=None, help="with --match-hands: a match ends once a bankroll is lost"
+    )
+
+
 def _seed_option(parser: argparse.ArgumentParser, default: int | None = 0) -> None:
     what = "seed of every random choice" + ("" if default is not None else " (none: a fresh one)")
     parser.add_argument("--seed", type=_seed, default=default, help=what)
@@ -482,6 +483,8 @@ def _tournament(args: argparse.Namespace) -> int:
         args.replays,
         args.decisions,
         args.backend,
+        args.match_hands,
+        args.bankroll,
     )
     start = time.perf_counter()
     results = run_tournament(

@@ -16,7 +16,9 @@ its seed and index alone, so the same matches can be played again under another 
 
 :class:`MatchBatch` plays many matches at once on a :class:`GameBatch` of their current
 hands (any backend); :func:`play_reference_match` plays one with the reference engine, which
-the tests hold it equal to.
+the tests hold it equal to. :class:`MatchLedger` keeps the books of many matches between
+hands (the environments' match episodes use it too), and :class:`MatchView` is what a
+policy or an encoding sees of them.
 """
 
 from __future__ import annotations
@@ -85,14 +87,108 @@ def match_decks(rules: Rules, seed: int, matches: np.ndarray, hand: np.ndarray) 
     )
 
 
+@dataclass(frozen=True)
+class MatchView:
+    """Where each game's match stands, as the seat to move and the encodings see it: hands
+    ``played`` and ``hands_left`` after this one; ``standing``, the chips so far of the player
+    at each engine seat of the current hand, ``(n, players)``; ``lead``, the seat to move's
+    chips so far less the most any other player has; the match's ``bankroll`` (None: none).
+    A lone hand is a match of one hand (:meth:`single`)."""
+
+    played: np.ndarray
+    hands_left: np.ndarray
+    standing: np.ndarray
+    lead: np.ndarray
+    bankroll: int | None = None
+
+    @classmethod
+    def single(cls, games: int, players: int) -> MatchView:
+        """``games`` lone hands: nothing played, nothing left, nothing won."""
+        none = np.zeros(games, np.int64)
+        return cls(none, none, np.zeros((games, players), np.int64), none)
+
+    def select(self, rows: np.ndarray) -> MatchView:
+        """The view of games ``rows`` only."""
+        return MatchView(self.played[rows], self.hands_left[rows], self.standing[rows], self.lead[rows], self.bankroll)
+
+    def __len__(self) -> int:
+        return len(self.played)
+
+
+class MatchLedger:
+    """The books of ``n`` matches between their hands: ``standing``, each player's chips so
+    far (by player, not engine seat); ``played``, the hands finished; ``leader``, the player
+    who leads the current hand (engine seat 0); ``over``, which matches have ended.
+    :meth:`settle` enters finished hands; :class:`MatchBatch` and the match episodes of the
+    environments keep their matches with it."""
+
+    def __init__(self, fmt: MatchFormat, players: int, n: int):
+        self.format, self.players = fmt, players
+        self.standing = np.zeros((n, players), np.int64)
+        self.played = np.zeros(n, np.int64)
+        self.leader = np.zeros(n, np.int64)
+        self.over = np.zeros(n, bool)
+
+    def __len__(self) -> int:
+        return len(self.played)
+
+    def restart(self, games: np.ndarray | slice) -> None:
+        """Start ``games`` as new matches."""
+        self.standing[games], self.played[games], self.leader[games], self.over[games] = 0, 0, 0, False
+
+    def settle(self, games: np.ndarray, payments: np.ndarray, winner: np.ndarray) -> None:
+        """Enter the finished hands of ``games``: ``payments`` ``(k, players)`` by engine
+        seat, ``winner`` the winning engine seat (-1: none; the same player leads again).
+        Moves the lead, and ends matches that have played their hands or lost a bankroll."""
+        games, winner = np.asarray(games, np.int64), np.asarray(winner, np.int64)
+        seats = np.arange(self.players)
+        for k, m in enumerate(games):
+            self.standing[m, player_of(seats, self.leader[m], self.players)] += payments[k]
+        self.leader[games] = np.where(
+            winner >= 0, player_of(winner, self.leader[games], self.players), self.leader[games]
+        )
+        self.played[games] += 1
+        over = self.played[games] >= self.format.hands
+        if self.format.bankroll is not None:
+            over |= (self.standing[games] + self.format.bankroll <= 0).any(axis=1)
+        self.over[games] = over
+
+    @property
+    def hands_left(self) -> np.ndarray:
+        """Hands each match has still to play after its current one (at most: a bankroll
+        can end it sooner)."""
+        return np.maximum(self.format.hands - self.played - 1, 0)
+
+    def seat_of(self, players: np.ndarray | int) -> np.ndarray:
+        """The engine seat each match's ``players`` (one per match) holds in its current hand."""
+        return (np.asarray(players) - self.leader) % self.players
+
+    def by_seat(self) -> np.ndarray:
+        """``(n, players)``: the standing of the player at each engine seat of the current hand."""
+        return self.standing[
+            np.arange(len(self))[:, None], player_of(np.arange(self.players), self.leader[:, None], self.players)
+        ]
+
+    def view(self, seats: np.ndarray) -> MatchView:
+        """The matches as :class:`MatchView`, ``lead`` for the player at engine seat
+        ``seats[m]`` (the seat to move) of each."""
+        standing = self.by_seat()
+        seats = np.asarray(seats, np.int64) % self.players
+        rows = np.arange(len(self))
+        others = np.where(np.arange(self.players) == seats[:, None], np.iinfo(np.int64).min, standing)
+        lead = np.where(self.over, 0, standing[rows, seats] - others.max(axis=1))
+        return MatchView(self.played.copy(), self.hands_left, standing, lead, self.format.bankroll)
+
+
 class MatchBatch:
     """``matches`` matches in a row of hands, stepped together.
 
     ``hand`` is the :class:`GameBatch` of each match's current hand (game ``m`` is match
     ``m``'s); :meth:`step` plays one action per game, as ``GameBatch.step`` does, and deals a
-    match's next hand as soon as its hand ends. ``standing`` holds each player's chips so far
-    (by player, not engine seat), ``played`` the hands finished, ``leader`` who leads the
-    current hand, ``done`` which matches are over (their last hand stays, finished)."""
+    match's next hand as soon as its hand ends. ``ledger`` (:class:`MatchLedger`) keeps the
+    books: ``standing`` holds each player's chips so far (by player, not engine seat),
+    ``played`` the hands finished, ``leader`` who leads the current hand, ``done`` which
+    matches are over (their last hand stays, finished)."""
 
     def __init__(
         self, rules: Rules, fmt: MatchFormat, seed: int, matches: int, backend: str | None = None, first: int = 0
@@ -101,11 +197,9 @@ class MatchBatch:
             raise ValueError(f"matches must be >= 1, got {matches}")
         self.rules, self.format, self.seed = rules, fmt.check(rules), check_seed(seed)
         self.ids = np.arange(first, first + matches)
-        players = rules.players
-        self.standing = np.zeros((matches, players), np.int64)
-        self.played = np.zeros(matches, np.int64)
-        self.leader = np.zeros(matches, np.int64)
-        self.done = np.zeros(matches, bool)
+        self.ledger = MatchLedger(fmt, rules.players, matches)
+        self.standing, self.played, self.leader = self.ledger.standing, self.ledger.played, self.ledger.leader
+        self.done = self.ledger.over
         self.hand = batch_class(backend)(rules, match_decks(rules, self.seed, self.ids, self.played))
         self._settle()
 
@@ -121,20 +215,20 @@ class MatchBatch:
     def hands_left(self) -> np.ndarray:
         """Hands each match has still to play after its current one (at most: a bankroll
         can end it sooner)."""
-        return np.maximum(self.format.hands - self.played - 1, 0)
+        return self.ledger.hands_left
 
     def lead(self) -> np.ndarray:
         """Per match, the chips so far of the player to move less the most any other player
         has (0 where the match is over)."""
-        mover = np.maximum(self.player_to_move, 0)
-        rows = np.arange(len(self))
-        own = self.standing[rows, mover]
-        others = np.where(np.arange(self.rules.players) == mover[:, None], np.iinfo(np.int64).min, self.standing)
-        return np.where(self.done, 0, own - others.max(axis=1))
+        return self.view().lead
+
+    def view(self) -> MatchView:
+        """Where each match stands, for the seat to move of its hand."""
+        return self.ledger.view(self.hand.seat.astype(np.int64))
 
     def seats_of(self, player: int) -> np.ndarray:
         """The engine seat ``player`` holds in each match's current hand."""
-        return (player - self.leader) % self.rules.players
+        return self.ledger.seat_of(player)
 
     def step(self, actions: np.ndarray) -> None:
         """One action per game (``NO_ACTION`` for finished matches), then the hands that
@@ -149,26 +243,12 @@ class MatchBatch:
             ended = np.flatnonzero(self.hand.done & ~self.done)
             if not ended.size:
                 return
-            self._score(ended)
+            self.ledger.settle(ended, self.hand.payments[ended], self.hand.winner[ended])
             going_on = ended[~self.done[ended]]
             if going_on.size:
                 carry = self.hand.next_carry[going_on]
                 decks = match_decks(self.rules, self.seed, self.ids[going_on], self.played[going_on])
                 self.hand.reset_games(going_on, decks, carry)
-
-    def _score(self, ended: np.ndarray) -> None:
-        """Add the ended hands' payments to the standing; move the lead; end matches."""
-        players = self.rules.players
-        seats = np.arange(players)
-        for m in ended:
-            self.standing[m, player_of(seats, self.leader[m], players)] += self.hand.payments[m]
-        winner = self.hand.winner[ended].astype(np.int64)
-        self.leader[ended] = np.where(winner >= 0, player_of(winner, self.leader[ended], players), self.leader[ended])
-        self.played[ended] += 1
-        over = self.played[ended] >= self.format.hands
-        if self.format.bankroll is not None:
-            over |= (self.standing[ended] + self.format.bankroll <= 0).any(axis=1)
-        self.done[ended] = over
 
 
 def play_reference_match(
