@@ -41,7 +41,7 @@ import numpy as np
 
 from gostop_env.core import NUM_ACTIONS, GameBatch, Phase, Rules
 from gostop_env.core.rules import PRESETS
-from gostop_env.encodings import ENCODINGS, encode, encoding_shape, section_slices
+from gostop_env.encodings import ENCODINGS, encode, encoding_shape, encoding_size, section_slices
 from gostop_env.files import read_json_object
 from gostop_env.policy import MASKS, Policy
 
@@ -114,26 +114,29 @@ def value_estimate(name_or_path: str, rules: Rules | None = None) -> ValueEstima
 
 
 class GoStopComposite:
-    """A card player for every decision but go/stop, which ``go_stop`` makes (``vector`` encoding)."""
-
-    encoding = "vector"
+    """A card player for every decision but go/stop, which ``go_stop`` makes. Both read the
+    ``vector`` encoding, or the go/stop policy ``vector+match`` (the composite then reads that,
+    and gives the card player its ``vector`` part, where the two begin alike)."""
 
     def __init__(self, card_player: Policy, go_stop: Policy, name: str = "model"):
-        for policy in (card_player, go_stop):
-            if policy.encoding not in ("vector", MASKS):
+        for policy, allowed in ((card_player, ("vector", MASKS)), (go_stop, ("vector", "vector+match", MASKS))):
+            if policy.encoding not in allowed:
                 raise ValueError(f"go/stop composites read the vector encoding, not {policy.encoding!r}")
         self.card_player, self.go_stop, self.name = card_player, go_stop, name
+        self.encoding = "vector+match" if go_stop.encoding == "vector+match" else "vector"
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         at_go_stop = observations[:, _PHASE].argmax(axis=1) == Phase.GO_STOP
         actions = np.full(len(masks), -1, np.int64)
         for rows, policy in ((at_go_stop, self.go_stop), (~at_go_stop, self.card_player)):
             if rows.any():
-                actions[rows] = policy(observations[rows], masks[rows], rng)
+                seen = observations[rows] if policy.encoding == self.encoding else observations[rows][:, :_VECTOR]
+                actions[rows] = policy(seen, masks[rows], rng)
         return actions
 
 
 _PHASE = section_slices("vector")["phase"]
+_VECTOR = encoding_size("vector")
 
 
 class ModelError(ValueError):

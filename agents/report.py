@@ -78,10 +78,23 @@ def match_leaderboard_markdown(results: TournamentResults) -> str:
         f"{config.deals} duplicate matches of {length}, {config.players} players, {config.preset} rules, "
         f"{len(config.lineups())} seatings per match, seed {config.seed}\n\n"
     )
-    lines = ["| " + " | ".join(MATCH_COLUMNS) + " |", "|" + "---|" * len(MATCH_COLUMNS)]
-    lines += ["| " + " | ".join(row) + " |" for row in match_rows(match_figures(results))]
+    lines = _markdown_table(MATCH_COLUMNS, match_rows(match_figures(results)))
     lines += ["", "A match is won by the most chips at its end; players level at the top share the win."]
     return head + "\n".join(lines)
+
+
+def _markdown_table(columns: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    """The lines of a markdown table."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)] + [
+        "| " + " | ".join(r) + " |" for r in rows
+    ]
+
+
+def _write_csv(path: Path, columns: tuple[str, ...], rows: list[list[str]]) -> None:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        writer.writerows(rows)
 
 
 def leaderboard_rows(figures: list[AgentFigures]) -> list[list[str]]:
@@ -120,8 +133,7 @@ def leaderboard_markdown(results: TournamentResults, columns: tuple[str, ...] = 
         f"{config.deals} duplicate deals, {config.players} players, {config.preset} rules, "
         f"{len(config.lineups())} seatings per deal, seed {config.seed}\n\n"
     )
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines = _markdown_table(columns, rows)
     if "rating" in columns:
         lines += ["", RATING_LEGEND]
     if len(config.agents) > 2:  # with two agents this is the leaderboard's own chips column
@@ -145,10 +157,7 @@ def write_outputs(results: TournamentResults, folder: str | Path) -> list[Path]:
     table = head_to_head(results)
     written = [folder / "leaderboard.md", folder / "leaderboard.csv", folder / "results.json"]
     written[0].write_text(leaderboard_markdown(results) + "\n")
-    with written[1].open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(COLUMNS)
-        writer.writerows(leaderboard_rows(figures))
+    _write_csv(written[1], COLUMNS, leaderboard_rows(figures))
     agents = list(results.config.agents)
     written[2].write_text(
         json.dumps(
@@ -180,10 +189,7 @@ def _match_outputs(results: TournamentResults, folder: Path) -> list[Path]:
     figures = match_figures(results)
     written = [folder / "leaderboard.md", folder / "leaderboard.csv", folder / "results.json"]
     written[0].write_text(match_leaderboard_markdown(results) + "\n")
-    with written[1].open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(MATCH_COLUMNS)
-        writer.writerows(match_rows(figures))
+    _write_csv(written[1], MATCH_COLUMNS, match_rows(figures))
     config = {**results.config.__dict__, "agents": list(results.config.agents)}
     written[2].write_text(json.dumps({"config": config, "agents": [f.as_dict() for f in figures]}, indent=1))
     return written

@@ -48,8 +48,8 @@ import numpy as np
 
 from gostop_env.core import GameBatch, Phase, Rules
 from gostop_env.core import actions as A
-from gostop_env.determinize import determinize
 from gostop_env.core.match import MatchView
+from gostop_env.determinize import determinize
 from gostop_env.policy import STATE, GameView, Policy, check_actions, observe
 from gostop_env.seats import controlled_actions
 

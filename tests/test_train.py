@@ -45,8 +45,10 @@ def test_shipped_configs_load_and_overrides_apply():
     config = TrainConfig.load("smoke", ["ppo.timesteps=4096", "ppo.net_arch=[32, 32]", "opponents.pool={random=1.0}"])
     assert config.ppo.timesteps == 4096 and config.ppo.net_arch == (32, 32)
     assert config.opponents.pool == {"random": 1.0} and config.bc is not None
-    for name in ("quick", "ship", "go_stop"):
+    for name in ("quick", "ship", "go_stop", "go_stop_hands"):
         assert TrainConfig.load(name).ppo.timesteps > 0
+    matches = TrainConfig.load("go_stop_match")
+    assert matches.match.hands == 8 and matches.ppo.reward == "match_win" and matches.encoding == "vector+match"
     expert = TrainConfig.load("expert")
     assert expert.ppo.timesteps == 0 and expert.bc is not None and expert.bc.teacher == "search"
 
@@ -218,6 +220,36 @@ def test_go_stop_run_gives_a_go_stop_model_on_its_card_player(tmp_path):
     policy = make_agent(f"model:{out / 'model'}", Rules())
     assert isinstance(policy, GoStopComposite) and policy.card_player.name == "simple"
     assert json.loads((out / "model" / "model.json").read_text())["decides"] == "go_stop"
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["match.hands=8"], "must read the match sections"),
+        (["match.hands=0", "encoding='vector+match'"], "match.hands must be between 1 and 1000"),
+        (["match.hands=8", "match.bankroll=2", "encoding='vector+match'"], "cannot cover one hand"),
+        (["match.bankroll=50"], "match_bankroll needs match_hands"),
+        (["ppo.reward='match_win'"], "paid when a match ends"),
+        (["match.hands=8", "encoding='vector+match'", "trainer='batched'"], "plays single hands"),
+    ],
+)
+def test_bad_match_training_is_named(tmp_path, overrides, message):
+    with pytest.raises(ValueError, match=message):
+        smoke(tmp_path, *overrides)
+
+
+def test_a_go_stop_policy_trains_on_matches_and_plays_them(tmp_path):
+    from gostop.agents.compare import compare_matches
+    from gostop_env.core.match import MatchFormat
+
+    extra = ["kind='go_stop'", "encoding='vector+match'", "match.hands=3", "ppo.reward='match_win'", "bc.hands=200"]
+    out = train(smoke(tmp_path, *extra), progress=False, log=lambda _: None)
+    meta = json.loads((out / "model" / "model.json").read_text())
+    assert meta["encoding"] == "vector+match" and meta["trained"]["config"]["match"]["hands"] == 3
+    policy = make_agent(f"model:{out / 'model'}", Rules())
+    assert isinstance(policy, GoStopComposite) and policy.encoding == "vector+match"
+    result = compare_matches(policy, make_agent("greedy", Rules()), MatchFormat(3), 40, seed=5)
+    assert 0 <= result.win_rate <= 1 and result.hands_per_match == 3
 
 
 def test_three_player_korean_run(tmp_path):

@@ -4,7 +4,9 @@ Top-level keys: ``kind`` (``"ppo"``: a card-play and go/stop policy; ``"go_stop"
 go/stop-only policy on top of ``ppo.card_player``), ``trainer`` (``"sb3"`` or ``"batched"``),
 ``out`` (run folder), ``seed``, ``players``, ``preset``, ``encoding``, ``checkpoint_every``
 (timesteps), and the tables ``[bc]`` (optional behaviour cloning before PPO), ``[ppo]``,
-``[opponents]``, ``[eval]`` and ``[core]`` (the core's ``backend``).
+``[opponents]``, ``[eval]``, ``[core]`` (the core's ``backend``) and ``[match]`` (``hands``
+and ``bankroll``: train on matches, an episode a match, with ``ppo.reward`` one of
+:data:`gostop_env.match_episodes.REWARDS`).
 Every key and its default is a field below; unknown keys, values of the wrong type (``1.5``
 for an integer, a string for a number) and values out of range (see ``LIMITS``) are errors
 naming the key, raised when the config is read, before any work; so are agent names
@@ -29,7 +31,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from gostop_env.core import Rules
-from gostop_env.encodings import ENCODINGS
+from gostop_env.core.match import MatchFormat
+from gostop_env.encodings import ENCODINGS, split_encoding
+from gostop_env.match_episodes import match_format
 
 SHIPPED_CONFIGS = Path(__file__).parent / "configs"
 MAX_ROLLOUT = 4_000_000  # ppo.envs x ppo.n_steps: MaskablePPO's buffer holds that many observations
@@ -70,7 +74,7 @@ class PPOConfig:
     ent_coef: float = 0.01
     clip_range: float = 0.2
     net_arch: tuple[int, ...] = (256, 256)
-    reward: str = "chips"  # or "win": +1 / -1 / 0
+    reward: str = "chips"  # or "win": +1 / -1 / 0; with [match] also "match_win" or "match_chips"
     reward_scale: float = 0.1
     card_player: str = "greedy"  # plays the learner's cards when kind = "go_stop"
     critic: str = "own"  # what the value network reads: "own" (the policy's view) or "oracle" (every card)
@@ -106,7 +110,23 @@ class CoreConfig:
     backend: str | None = None  # "numpy", "numba" or "numba-parallel"; None: $GOSTOP_BACKEND, else the fastest
 
 
-SECTIONS = {"bc": BCConfig, "ppo": PPOConfig, "opponents": OpponentsConfig, "eval": EvalConfig, "core": CoreConfig}
+@dataclass(frozen=True)
+class MatchConfig:
+    """Train on matches (:mod:`gostop_env.match_episodes`): ``hands`` a match (None: single
+    hands), ended sooner by a lost ``bankroll`` if one is given."""
+
+    hands: int | None = None
+    bankroll: int | None = None
+
+
+SECTIONS = {
+    "bc": BCConfig,
+    "ppo": PPOConfig,
+    "opponents": OpponentsConfig,
+    "eval": EvalConfig,
+    "core": CoreConfig,
+    "match": MatchConfig,
+}
 
 
 @dataclass(frozen=True)
@@ -126,6 +146,7 @@ class TrainConfig:
     opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     core: CoreConfig = field(default_factory=CoreConfig)
+    match: MatchConfig = field(default_factory=MatchConfig)
 
     def __post_init__(self) -> None:
         for where, section in (("", self), *((f"{n}.", getattr(self, n)) for n in SECTIONS)):
@@ -139,10 +160,9 @@ class TrainConfig:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         self._check_trainer()
-        if self.ppo.reward not in ("chips", "win"):
-            raise ValueError(f"ppo.reward must be 'chips' or 'win', got {self.ppo.reward!r}")
-        if self.kind == "go_stop" and self.encoding != "vector":
-            raise ValueError("go_stop training reads the vector encoding")
+        self._check_match()
+        if self.kind == "go_stop" and split_encoding(self.encoding)[0] != "vector":
+            raise ValueError("go_stop training reads the vector encoding (or vector+match)")
         if self.ppo.timesteps == 0 and self.bc is None:
             raise ValueError("ppo.timesteps = 0 trains by behaviour cloning alone: it needs a [bc] table")
         self._check_critic_and_start()
@@ -188,6 +208,32 @@ class TrainConfig:
                 raise ValueError("trainer = 'batched' has no oracle critic yet: use ppo.critic = 'own'")
             if self.ppo.value_warmup:
                 raise ValueError("trainer = 'batched' has no value warm-up yet: leave out ppo.value_warmup")
+
+    def _check_match(self) -> None:
+        """Matches: a valid format, a network that reads them, a trainer that plays them, a reward."""
+        from gostop_env.match_episodes import check_reward
+
+        try:
+            fmt = match_format(self.rules, self.match.hands, self.match.bankroll)
+            check_reward(self.ppo.reward, fmt)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"[match] / ppo.reward: {error}") from None
+        if fmt is None:
+            return
+        if not split_encoding(self.encoding)[1]:
+            raise ValueError(
+                f"[match] trains on matches: the network must read the match sections "
+                f"(encoding = '{split_encoding(self.encoding)[0]}+match', not {self.encoding!r})"
+            )
+        if self.trainer != "sb3":
+            raise ValueError("[match]: trainer = 'batched' plays single hands; train on matches with trainer = 'sb3'")
+        if self.ppo.critic != "own":
+            raise ValueError("[match]: the oracle critic reads single hands; use ppo.critic = 'own'")
+
+    @property
+    def match_format(self) -> MatchFormat | None:
+        """The matches this run trains on (None: single hands)."""
+        return match_format(self.rules, self.match.hands, self.match.bankroll)
 
     def _check_critic_and_start(self) -> None:
         if self.ppo.critic not in CRITICS:
@@ -295,6 +341,8 @@ class TrainConfig:
 
 LIMITS: dict[str, tuple[float | None, float | None]] = {
     "seed": (0, None),
+    "match.hands": (1, 1000),
+    "match.bankroll": (1, None),
     "checkpoint_every": (0, None),
     "bc.hands": (1, 10_000_000),
     "bc.epochs": (1, None),
@@ -339,6 +387,7 @@ TYPES = {
     "float": (_is_number, "a number"),
     "str": (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string"),
     "str | None": (lambda v: v is None or (isinstance(v, str) and v.strip() != ""), "a non-empty string"),
+    "int | None": (lambda v: v is None or _is_int(v), "an integer"),
     "tuple[int, ...]": (
         lambda v: isinstance(v, tuple) and 1 <= len(v) <= 8 and all(map(_is_int, v)),
         "a list of 1 to 8 integers",
@@ -361,6 +410,8 @@ def _check_fields(where: str, section: Any) -> None:
         valid, expected = TYPES[str(f.type)]
         if not valid(value):
             raise ValueError(f"{key} must be {expected}, got {value!r}")
+        if value is None:
+            continue
         low, high = LIMITS.get(key, (None, None))
         entries = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else [value]
         for entry in entries:

@@ -206,6 +206,8 @@ def _make_env(config: TrainConfig, pool: OpponentPool, seed: int) -> GoStopVecEn
         backend=config.core.backend,
         learner_decides="go_stop" if go_stop else "all",
         learner_autoplay=make_agent(config.ppo.card_player, config.rules) if go_stop else None,
+        match_hands=config.match.hands,
+        match_bankroll=config.match.bankroll,
     )
 
 
