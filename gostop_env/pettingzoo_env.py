@@ -162,7 +162,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.game: ReferenceGame | BatchGame | None = None
         self._scores: list[int] = []
         self._chongtong = (0, self._no_payments())  # chongtong deals skipped before this hand, their payments
-        self._last_events = Events(players)
+        self._last_events, self._events_leader = Events(players), 0
         self._has_reset = False  # PettingZoo's order checks (see env())
         self._stepped = False  # a step or reset since agent_iter last gave an agent
 
@@ -363,8 +363,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                 self.infos[agent]["seat"] = self._seat(i)
 
     def event_lines(self) -> list[str]:
-        """The last step's events as readable lines (captures, specials, steals, payments)."""
-        return describe(self._last_events, self.rules.players)
+        """The last step's events as readable lines (captures, specials, steals, payments);
+        in a match, seats are named by their players too."""
+        if self.ledger is None:
+            return describe(self._last_events, self.rules.players)
+        lead, players = self._events_leader, self.rules.players
+        return describe(self._last_events, players, lambda seat: f"player_{(seat + lead) % players} (seat {seat})")
 
     def _no_payments(self) -> np.ndarray:
         return np.zeros(self.rules.players, np.int64)

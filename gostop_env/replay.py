@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -89,20 +89,22 @@ class Replay:
             raise ValueError(f"replay payments {game.payments} differ from the recorded {self.payments}")
 
 
-def describe(events: Events, players: int) -> list[str]:
-    """Readable lines for one step's events (captures, specials, steals, go/stop, payments)."""
+def describe(events: Events, players: int, who: Callable[[int], str] | None = None) -> list[str]:
+    """Readable lines for one step's events (captures, specials, steals, go/stop, payments);
+    ``who(seat)`` names a seat (default ``"seat k"``)."""
+    name = who or (lambda seat: f"seat {seat}")
     lines = []
     for seat in range(players):
         if events.captured[seat]:
-            lines.append(f"seat {seat} takes {_names(events.captured[seat])}")
+            lines.append(f"{name(seat)} takes {_names(events.captured[seat])}")
         for event in Event:
             for _ in range(events.counts[seat][event]):
-                lines.append(f"seat {seat}: {EVENT_TEXT[event]}")
+                lines.append(f"{name(seat)}: {EVENT_TEXT[event]}")
         for giver in range(players):
             if events.stolen[seat][giver]:
-                lines.append(f"seat {giver} gives seat {seat} {_names(events.stolen[seat][giver])}")
+                lines.append(f"{name(giver)} gives {name(seat)} {_names(events.stolen[seat][giver])}")
     if any(events.payments):
-        lines.append("payments: " + ", ".join(f"seat {s} {p:+d}" for s, p in enumerate(events.payments)))
+        lines.append("payments: " + ", ".join(f"{name(s)} {p:+d}" for s, p in enumerate(events.payments)))
     return lines
 
 

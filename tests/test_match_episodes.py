@@ -179,3 +179,26 @@ def test_vector_env_match_rewards(reward):
         if reward != "chips":
             assert (rewards[~done] == 0).all()
     assert ended > 50
+
+
+def test_aec_event_lines_name_the_players_in_a_match():
+    env = pettingzoo_env.env(match_hands=3)
+    env.reset(seed=1)
+    rng, lines = np.random.default_rng(0), []
+    for _ in env.agent_iter():
+        observation, _, terminated, _, info = env.last()
+        if terminated:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+        paid = [line for line in env.unwrapped.event_lines() if line.startswith("payments")]
+        if paid:
+            payments = env.infos[env.possible_agents[0]]["payments"] if env.agents else None
+            lines.append((paid[0], payments))
+    assert len(lines) == 3
+    for line, payments in lines:
+        if payments is not None:
+            assert (
+                f"player_0 (seat {'0' if line.index('player_0') < line.index('player_1') else '1'}) {payments[0]:+d}"
+                in line
+            )
