@@ -1,5 +1,5 @@
 """The shipped models (``model:ppo``, ``model:expert``, ``model:expert_ppo``, ``model:expert3``, ``model:scratch``,
-and the fine-tuned networks of the other rule sets):
+the fine-tuned networks of the other rule sets, and the go/stop network trained on matches):
 each loads by name, records how it was made, refuses other rules, beats greedy, decides the
 same whatever the hidden cards; ``model:ppo`` is playable."""
 
@@ -32,7 +32,10 @@ SHIPPED = {  # name: (players, preset, the command that made it)
     "expert3_ppo": (3, "korean", "gostop train expert3_ppo"),
     "seed3_ppo": (3, "seed", "gostop train seed3_ppo"),
     "korean2_ppo": (2, "korean", "gostop train korean2_ppo"),
+    "go_stop_match": (2, "seed", "gostop train go_stop_match"),
 }
+READS = {"go_stop_match": ("go_stop", "vector+match")}
+"""What a shipped model decides and reads, where not every decision from the vector encoding."""
 FINE_TUNED = {
     "expert3_ppo": "expert3",
     "seed3_ppo": "expert3",
@@ -44,7 +47,8 @@ FINE_TUNED = {
 def test_shipped_model_records_how_it_was_made(name):
     players, preset, command = SHIPPED[name]
     meta = read_meta(SHIPPED_MODELS / name)
-    assert (meta["players"], meta["preset"], meta["decides"], meta["encoding"]) == (players, preset, "all", "vector")
+    reads = READS.get(name, ("all", "vector"))
+    assert (meta["players"], meta["preset"], meta["decides"], meta["encoding"]) == (players, preset, *reads)
     assert meta["trained"]["command"] == command
     card = (SHIPPED_MODELS / name / "README.md").read_text()
     assert command in card and f"model:{name}" in card
@@ -84,8 +88,9 @@ def test_a_shipped_model_decides_the_same_whatever_the_hidden_cards(name):
     for _ in range(10):
         live, viewers = ~batch.done, batch.seat.astype(np.int64)
         changed = hide_differently(batch, viewers, rng)
-        before = agent(encode(batch, viewers)[live], batch.legal_action_mask()[live], np.random.default_rng(0))
-        after = agent(encode(changed, viewers)[live], changed.legal_action_mask()[live], np.random.default_rng(0))
+        seen, hidden = encode(batch, viewers, agent.encoding), encode(changed, viewers, agent.encoding)
+        before = agent(seen[live], batch.legal_action_mask()[live], np.random.default_rng(0))
+        after = agent(hidden[live], changed.legal_action_mask()[live], np.random.default_rng(0))
         assert (before == after).all()
         batch.step(random_legal_actions(batch.legal_bits, rng))
 
@@ -101,6 +106,7 @@ def test_a_shipped_model_decides_the_same_whatever_the_hidden_cards(name):
         ("expert3_ppo", 200),
         ("seed3_ppo", 200),
         ("korean2_ppo", 400),
+        ("go_stop_match", 400),
     ],
 )
 def test_shipped_model_beats_greedy_on_a_few_hundred_deals(name, deals):
