@@ -67,12 +67,25 @@ class GoStopVectorEnv(LearnerGames, VectorEnv):
             for i in np.flatnonzero(done):
                 payments[i], seats[i] = infos[i]["payments"], infos[i]["seat"]
             final_info = {"payments": payments, "_payments": done.copy(), "seat": seats, "_seat": done.copy()}
+            if self.ledger is not None:  # a match ended: whose it was, its standing and length
+                final_info.update(self._match_final_info(done, infos))
             info.update(final_obs=final_obs, _final_obs=done.copy(), final_info=final_info, _final_info=done.copy())
         skipped = np.array(["skipped_hands" in i for i in infos])
         if skipped.any():  # hands dealt and ended without a learner decision (learner_decides="go_stop")
             info["skipped_hands"] = np.array([i.get("skipped_hands") for i in infos], dtype=object)
             info["_skipped_hands"] = skipped
         return observations, rewards.astype(np.float64), done, np.zeros(self.num_envs, bool), info
+
+    def _match_final_info(self, done: np.ndarray, infos: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+        """``player``, ``match_standing`` ``(num_envs, P)`` and ``match_hands`` of the matches
+        that ended (with their ``_key`` masks)."""
+        player = np.full(self.num_envs, -1, np.int64)
+        standing = np.zeros((self.num_envs, self.rules.players), np.int64)
+        hands = np.zeros(self.num_envs, np.int64)
+        for i in np.flatnonzero(done):
+            player[i], standing[i], hands[i] = infos[i]["player"], infos[i]["match_standing"], infos[i]["match_hands"]
+        values = {"player": player, "match_standing": standing, "match_hands": hands}
+        return {**values, **{f"_{key}": done.copy() for key in values}}
 
     def close_extras(self, **kwargs: Any) -> None:
         self.batch = None

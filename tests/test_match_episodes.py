@@ -202,3 +202,19 @@ def test_aec_event_lines_name_the_players_in_a_match():
                 f"player_0 (seat {'0' if line.index('player_0') < line.index('player_1') else '1'}) {payments[0]:+d}"
                 in line
             )
+
+
+def test_the_gymnasium_vector_env_reports_each_match_that_ends():
+    env = gymnasium.make_vec("GoStop-v0", num_envs=16, match_hands=2, reward="match_chips")
+    _, info = env.reset(seed=4)
+    rng, totals, ended = np.random.default_rng(4), np.zeros(16), 0
+    for _ in range(200):
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in info["action_mask"]])
+        _, rewards, terminated, _, info = env.step(actions)
+        totals += rewards
+        for i in np.flatnonzero(terminated):
+            final = info["final_info"]
+            assert final["_match_standing"][i] and final["match_hands"][i] == 2
+            assert totals[i] == final["match_standing"][i][final["player"][i]]
+            totals[i], ended = 0, ended + 1
+    assert ended > 10
