@@ -39,7 +39,7 @@ from .core.deck import check_seed, shuffled_decks
 from .core.match import MatchLedger, MatchView
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape, with_match
 from .env_options import finite_number, flag, reset_options
-from .match_episodes import check_reward, hand_rewards, match_format, match_rewards
+from .match_episodes import check_reward, hand_rewards, match_format, settle_hands
 from .policy import Policy, opponent_policies
 from .render import RENDER_MODES, check_render_mode, render_frame, render_table, unsupported_render
 from .seats import play_opponents
@@ -142,14 +142,13 @@ class GoStopEnv(gymnasium.Env):
                 self._hand_over = False
                 return reward
             payments = self.batch.payments[:1]
-            reward += float(hand_rewards(payments, self.reward)[0, self.seat]) * self.reward_scale
             self._end_hand()
             if self.ledger is None:
-                return reward
-            self.ledger.settle(np.array([0]), payments, self.batch.winner[:1])
+                return reward + float(hand_rewards(payments, self.reward)[0, self.seat]) * self.reward_scale
+            paid = settle_hands(self.ledger, np.array([0]), payments, self.batch.winner[:1], self.reward)
+            reward += float(paid[0, self.player]) * self.reward_scale
             if self.ledger.over[0]:
-                final = match_rewards(self.ledger.standing, self.reward)[0, self.player]
-                return reward + float(final) * self.reward_scale
+                return reward
             self._deal()
 
     def step(self, action: int):

@@ -34,7 +34,7 @@ from .core.deck import check_seed, shuffled_decks
 from .core.match import MatchLedger, MatchView
 from .encodings import OBSERVATION_HIGH, encode, encoding_shape, with_match
 from .env_options import finite_number, flag
-from .match_episodes import REWARDS, check_reward, hand_rewards, match_format, match_rewards
+from .match_episodes import REWARDS, check_reward, hand_rewards, match_format, settle_hands
 from .policy import Policy, check_actions, opponent_policies
 from .seats import controlled_actions
 
@@ -256,16 +256,14 @@ class LearnerGames:
     def _settle(self, finished: np.ndarray, done: np.ndarray, rewards: np.ndarray, infos: list[dict[str, Any]]) -> None:
         """Enter the hands of matches that ended; report and restart the matches that are over."""
         assert self.ledger is not None
-        payments = self.batch.payments[finished]
-        hand = hand_rewards(payments, self.reward)[np.arange(finished.size), self.learner[finished]]
-        self._pending[finished] += hand * self.reward_scale
-        self.ledger.settle(finished, payments, self.batch.winner[finished])
+        paid = settle_hands(
+            self.ledger, finished, self.batch.payments[finished], self.batch.winner[finished], self.reward
+        )
+        self._pending[finished] += paid[np.arange(finished.size), self.learner_player[finished]] * self.reward_scale
         self._carry[finished] = self.batch.next_carry[finished] if self.nagari_carry else 0
         over = finished[self.ledger.over[finished]]
         if not over.size:
             return
-        final = match_rewards(self.ledger.standing[over], self.reward)[np.arange(over.size), self.learner_player[over]]
-        self._pending[over] += final * self.reward_scale
         reported = over[self._decided[over]]
         for i in over[~self._decided[over]]:
             self._skipped[i].append(float(self._pending[i]))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import Rules
-from .core.match import MatchFormat
+from .core.match import MatchFormat, MatchLedger, player_of
 
 REWARDS = ("chips", "win", "match_win", "match_chips")
 MATCH_REWARDS = ("match_win", "match_chips")
@@ -63,6 +63,22 @@ def hand_rewards(payments: np.ndarray, reward: str) -> np.ndarray:
     if reward == "win":
         return np.sign(payments)
     return np.zeros_like(payments)
+
+
+def settle_hands(
+    ledger: MatchLedger, games: np.ndarray, payments: np.ndarray, winner: np.ndarray, reward: str
+) -> np.ndarray:
+    """Enter the finished hands of matches ``games`` in ``ledger`` (``payments`` ``(k, P)``
+    and ``winner`` by engine seat); what each player gets by ``reward``, ``(k, P)`` by player
+    and unscaled: the hand's reward, plus the match's where the match is now over."""
+    games = np.asarray(games, np.int64)
+    rows, seats = np.arange(games.size)[:, None], np.arange(ledger.players)
+    paid = np.zeros((games.size, ledger.players))
+    paid[rows, player_of(seats, ledger.leader[games][:, None], ledger.players)] = hand_rewards(payments, reward)
+    ledger.settle(games, payments, winner)
+    over = ledger.over[games]
+    paid[over] += match_rewards(ledger.standing[games[over]], reward)
+    return paid
 
 
 def match_rewards(standing: np.ndarray, reward: str) -> np.ndarray:

@@ -74,7 +74,7 @@ from .core.deck import check_seed
 from .core.match import MatchLedger
 from .encodings import OBSERVATION_HIGH, encode_game, encoding_shape, with_match
 from .env_options import finite_number, flag, reset_options
-from .match_episodes import check_reward, hand_rewards, match_format, match_rewards
+from .match_episodes import check_reward, hand_rewards, match_format, settle_hands
 from .render import RENDER_MODES, check_render_mode, render_frame, render_snapshot, unsupported_render
 from .replay import describe
 
@@ -231,12 +231,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         """Enter the finished hand in the match; what it pays each player, by ``reward``,
         with the match's reward if it is over (by player, unscaled)."""
         assert self.ledger is not None
-        payments = np.array([self.game.payments], np.int64)
-        paid = np.roll(hand_rewards(payments, self.reward)[0], self._leader())
-        self.ledger.settle(np.array([0]), payments, np.array([self.game.winner]))
-        if self.ledger.over[0]:
-            paid = paid + match_rewards(self.ledger.standing, self.reward)[0]
-        return paid
+        payments, winner = np.array([self.game.payments], np.int64), np.array([self.game.winner])
+        return settle_hands(self.ledger, np.array([0]), payments, winner, self.reward)[0]
 
     def _new_game(self, deck: Any, carry: int) -> ReferenceGame | BatchGame:
         """A hand dealt from ``deck`` (checked: ValueError saying why), or shuffled by the
