@@ -69,11 +69,13 @@ VALUE_RANK = np.array(
 """Each card's place in its month's cards ordered least valuable first (Greedy's tie order)."""
 MONTHS = U((1 << C.NUM_MONTHS) - 1)
 SHAKES, CHOICES = MONTHS << SHAKE_SHIFT, U((1 << C.NUM_MONTH_CARDS) - 1)
+NUM_MONTH_CARDS = C.NUM_MONTH_CARDS
 CARDS = U((1 << C.NUM_CARDS) - 1)
 
 # ---- one seat's greedy as a row of int64 parameters -------------------------------------------
-(P_GOES, P_HAS_K, P_K, P_HAS_GOS, P_GOS, P_HAS_STOCK, P_STOCK, P_HAS_MARGIN, P_MARGIN, P_DUAL, P_OPPONENTS) = range(11)
-PARAMETERS = 11
+(P_GOES, P_HAS_K, P_K, P_HAS_GOS, P_GOS, P_HAS_STOCK, P_STOCK, P_HAS_MARGIN, P_MARGIN) = range(9)
+P_DUAL, P_OPPONENTS, P_BONUS_STEAL = range(9, 12)
+PARAMETERS = 12
 
 
 def seat_parameters(policy: Policy) -> np.ndarray | None:
@@ -91,6 +93,7 @@ def seat_parameters(policy: Policy) -> np.ndarray | None:
             row[at], row[at + 1] = limit is not None, limit or 0
     row[P_DUAL] = policy.rules.september_dual
     row[P_OPPONENTS] = policy.rules.players - 1
+    row[P_BONUS_STEAL] = policy.rules.bonus_steal
     return row
 
 
@@ -150,6 +153,8 @@ def taken_by_play(card: int, layout: Any) -> tuple[Any, int]:
 @jit
 def play_value(card: int, pile: Any, layout: Any, unseen: Any, base: int, row: Any) -> float:
     """Greedy's value of playing ``card`` (see ``Greedy._play_values``)."""
+    if card >= NUM_MONTH_CARDS:  # a bonus card: to the pile at once, maybe a steal (§15)
+        return gain(pile, bit(card), base, row[P_DUAL] != 0) + STEAL_VALUE * row[P_OPPONENTS] * row[P_BONUS_STEAL]
     taken, count = taken_by_play(card, layout)
     value = gain(pile, taken, base, row[P_DUAL] != 0)
     if count == 3:

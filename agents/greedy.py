@@ -151,6 +151,11 @@ class Greedy(_Base):
         unseen_count = np.maximum(_popcount(unseen), 1)
         values = np.full(masks.shape, -np.inf)
         for card in np.flatnonzero(masks[:, : C.NUM_CARDS].any(axis=0)):
+            if card >= C.NUM_MONTH_CARDS:  # a bonus card: to the pile at once, maybe a steal (§15)
+                taken = np.full(len(masks), U64(1 << int(card)))
+                value = self._gain(pile, taken, base) + STEAL_VALUE * opponents * self.rules.bonus_steal
+                values[:, card] = np.where(masks[:, card], value, -np.inf)
+                continue
             taken, count = _taken_by_play(card, layout)
             value = self._gain(pile, taken, base)
             value += np.where(count == 3, STEAL_VALUE * opponents, 0.0)

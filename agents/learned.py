@@ -157,7 +157,7 @@ def best_model(rules: Rules | None) -> str:
     """The shipped model ``model:best`` resolves to under ``rules``; ModelError where none is shipped."""
     if rules is None:
         raise ModelError("model:best names the strongest shipped network for the rules in use: give the rules")
-    key = (rules.players, next((name for name in PRESETS if Rules.preset(name, rules.players) == rules), None))
+    key = (rules.players, rules.preset_name)
     if key not in BEST_MODELS:
         shipped = ", ".join(f"{p} players {preset}" for p, preset in sorted(BEST_MODELS))
         raise ModelError(

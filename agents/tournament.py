@@ -421,7 +421,7 @@ def _check_unit(unit: dict[str, Any], config: TournamentConfig, where: str) -> N
     stopped, won = arrays["result"] == int(Result.STOP), arrays["winner"] >= 0
     if (
         (stopped & ~won).any()
-        or (won & ~stopped & (arrays["result"] != int(Result.CHONGTONG))).any()
+        or (won & ~stopped & ~np.isin(arrays["result"], (int(Result.CHONGTONG), int(Result.THREE_PPUKS)))).any()
         or (arrays["gos"] < 0).any()
         or (arrays["gos"] > MAX_GOS).any()
         or (arrays["scores"] < 0).any()

@@ -15,10 +15,15 @@ encoding serves 2 and 3 players.
   and the stock order. It leaks hidden information by design: for research and
   perfect-information baselines only, never the default.
 
-Each of them with ``+match`` appended (``vector+match``, ...) adds the ``match`` sections: where
-the hand's match stands (:class:`~gostop_env.core.match.MatchView`), for games played as
-matches; a lone hand reads as a match of one hand. The match's nagari carry is the
-counters' ``nagari_carry``.
+Each of them with ``+matgo`` appended (``vector+matgo``, ...) adds the ``matgo`` sections: each
+seat's ppuks this hand and turns begun, and whether it is still on its first turn, which the
+first-turn and three-ppuk payments of docs/rules.md §15 turn on (bonus cards need nothing new:
+they are cards 48 and 49 of every card section).
+
+Each of them with ``+match`` appended last (``vector+match``, ``vector+matgo+match``, ...) adds
+the ``match`` sections: where the hand's match stands
+(:class:`~gostop_env.core.match.MatchView`), for games played as matches; a lone hand reads as a
+match of one hand. The match's nagari carry is the counters' ``nagari_carry``.
 """
 
 from __future__ import annotations
@@ -112,36 +117,54 @@ MATCH = (
 )
 MATCH_SUFFIX = "+match"
 """Appended to an encoding's name, it adds the ``MATCH`` sections at its end."""
+SCALE_PPUKS, SCALE_TURNS = 3, 10
+MATGO = (
+    Section("ppuks", 3, f"ppuks made this hand by viewer, opponent 1, opponent 2 / {SCALE_PPUKS}"),
+    Section("turns_begun", 3, f"own turns begun by viewer, opponent 1, opponent 2 / {SCALE_TURNS}"),
+    Section("first_turn", 3, "1 while viewer, opponent 1, opponent 2 has begun no turn after its first"),
+)
+MATGO_SUFFIX = "+matgo"
+"""Appended to an encoding's base name (before ``+match``), it adds the ``MATGO`` sections."""
+EXTRAS = {MATGO_SUFFIX: MATGO, MATCH_SUFFIX: MATCH}
+"""The optional section groups, by suffix, in the order they follow the base encoding."""
 TOKEN_WIDTH = sum(s.size for s in CARD_FEATURES)
 COUNTERS_SIZE = sum(s.size for s in COUNTERS)
 MATCH_SIZE = sum(s.size for s in MATCH)
-CONTEXT_ROWS = -(-COUNTERS_SIZE // TOKEN_WIDTH)
-MATCH_CONTEXT_ROWS = -(-(COUNTERS_SIZE + MATCH_SIZE) // TOKEN_WIDTH)
+MATGO_SIZE = sum(s.size for s in MATGO)
 
 _BASE_ENCODINGS = {
     "vector": CARD_LOCATIONS + (CHOICE,) + COUNTERS,
     "oracle": CARD_LOCATIONS + (CHOICE,) + COUNTERS + ORACLE_EXTRA,
     "tokens": CARD_FEATURES,
 }
+_SUFFIXES = ((), (MATGO_SUFFIX,), (MATCH_SUFFIX,), (MATGO_SUFFIX, MATCH_SUFFIX))
 ENCODINGS = {
-    **_BASE_ENCODINGS,
-    **{name + MATCH_SUFFIX: sections + MATCH for name, sections in _BASE_ENCODINGS.items() if name != "tokens"},
-    "tokens" + MATCH_SUFFIX: CARD_FEATURES,
+    name + "".join(suffixes): sections
+    + (() if name == "tokens" else tuple(s for suffix in suffixes for s in EXTRAS[suffix]))
+    for name, sections in _BASE_ENCODINGS.items()
+    for suffixes in _SUFFIXES
 }
+
+
+def encoding_parts(name: str) -> tuple[str, tuple[str, ...]]:
+    """An encoding's base (``vector``, ``tokens``, ``oracle``) and its extra section groups
+    (``+matgo``, ``+match``), in order; ValueError for an unknown name."""
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
+    base, *extras = name.split("+")
+    return base, tuple("+" + extra for extra in extras)
 
 
 def split_encoding(name: str) -> tuple[str, bool]:
     """An encoding's base (``vector``, ``tokens``, ``oracle``) and whether it has the match
     sections; ValueError for an unknown name."""
-    if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}: choose from {sorted(ENCODINGS)}")
-    return name.removesuffix(MATCH_SUFFIX), name.endswith(MATCH_SUFFIX)
+    base, extras = encoding_parts(name)
+    return base, MATCH_SUFFIX in extras
 
 
 def with_match(name: str) -> str:
     """The encoding ``name`` with the match sections (itself if it has them)."""
-    base, _ = split_encoding(name)
-    return base + MATCH_SUFFIX
+    return name if split_encoding(name)[1] else name + MATCH_SUFFIX
 
 
 def encoding_size(name: str) -> int:
@@ -151,15 +174,21 @@ def encoding_size(name: str) -> int:
 
 def encoding_shape(name: str) -> tuple[int, ...]:
     """Shape of one observation: ``(size,)`` for flat encodings, ``(rows, width)`` for tokens."""
-    base, match = split_encoding(name)
+    base, extras = encoding_parts(name)
     if base == "tokens":
-        return (CARDS + _context_rows(match), TOKEN_WIDTH)
+        return (CARDS + _context_rows(_extras_size(extras)), TOKEN_WIDTH)
     return (encoding_size(name),)
 
 
-def _context_rows(match: bool) -> int:
-    """The ``tokens`` encoding's context rows: the counters, and the match sections."""
-    return MATCH_CONTEXT_ROWS if match else CONTEXT_ROWS
+def _extras_size(extras: tuple[str, ...]) -> int:
+    """The values the extra section groups ``extras`` add."""
+    return sum(s.size for suffix in extras for s in EXTRAS[suffix])
+
+
+def _context_rows(extra_size: int) -> int:
+    """The ``tokens`` encoding's context rows: the counters, and ``extra_size`` values of
+    extra sections after them."""
+    return -(-(COUNTERS_SIZE + extra_size) // TOKEN_WIDTH)
 
 
 def encoding_table(name: str) -> str:
@@ -168,12 +197,13 @@ def encoding_table(name: str) -> str:
     for s in _sections(name):
         rows.append(f"| `{s.name}` | {offset} | {s.size} | {s.description} |")
         offset += s.size
-    base, match = split_encoding(name)
+    base, extras = encoding_parts(name)
     if base == "tokens":
         rows.append(
-            f"| rows 50..{CARDS + _context_rows(match) - 1} | 0 | {COUNTERS_SIZE + match * MATCH_SIZE} | "
+            f"| rows 50..{CARDS + _context_rows(_extras_size(extras)) - 1} | 0 | "
+            f"{COUNTERS_SIZE + _extras_size(extras)} | "
             "the public counters of `vector` (from `seat_to_move` on)"
-            + (" and the match sections" if match else "")
+            + "".join(f" and the {suffix[1:]} sections" for suffix in extras)
             + ", row after row |"
         )
     return "\n".join(rows)
@@ -182,19 +212,31 @@ def encoding_table(name: str) -> str:
 def encode(batch: GameBatch, viewers: np.ndarray, name: str = "vector", match: MatchView | None = None) -> np.ndarray:
     """Observations of every game in ``batch`` for seat ``viewers[i]``: ``(B, *shape)`` float32.
     ``match``: where each game's match stands, for ``+match`` encodings (None: lone hands)."""
-    base, has_match = split_encoding(name)
+    base, extras = encoding_parts(name)
     viewers = np.asarray(viewers, np.int64).reshape(-1)
     if viewers.shape != (len(batch),):
         raise ValueError(f"need one viewer seat per game ({len(batch)}), got {viewers.shape[0]}")
     if ((viewers < 0) | (viewers >= batch.rules.players)).any():
         raise ValueError(f"viewer seats must be 0..{batch.rules.players - 1}")
-    extra = [_match_sections(match, viewers, batch.rules.players)] if has_match else []
+    players = batch.rules.players
+    extra = [_matgo_sections(batch.ppuks, batch.turns, viewers, players)] if MATGO_SUFFIX in extras else []
+    if MATCH_SUFFIX in extras:
+        extra.append(_match_sections(match, viewers, players))
     if base == "tokens":
         return _tokens(batch, viewers, extra)
     parts = [_card_locations(batch, viewers).reshape(len(batch), -1), _choice(batch), _counters(batch, viewers)]
     if base == "oracle":
         parts.append(_oracle_extra(batch, viewers))
     return np.concatenate(parts + extra, axis=1)
+
+
+def _matgo_sections(ppuks: np.ndarray, turns: np.ndarray, viewers: np.ndarray, players: int) -> np.ndarray:
+    """``(B, MATGO_SIZE)``: the ``MATGO`` sections of each game for its viewer, from the
+    ``(B, players)`` ppuk and turn counters."""
+    ppuks, turns = _relative(ppuks, viewers, players), _relative(turns, viewers, players)
+    first = (turns <= 1).astype(np.float32)
+    first[:, players:] = 0  # no third seat with 2 players
+    return np.concatenate([ppuks / SCALE_PPUKS, np.minimum(turns / SCALE_TURNS, OBSERVATION_HIGH), first], axis=1)
 
 
 def _match_sections(match: MatchView | None, viewers: np.ndarray, players: int) -> np.ndarray:
@@ -321,15 +363,15 @@ _MONTH_ONE_HOT = np.vstack([np.eye(12, dtype=np.float32), np.zeros((2, 12), np.f
 _STATIC = np.concatenate([_KIND_ONE_HOT, _MONTH_ONE_HOT, C.JUNK_VALUE[:, None] / 3.0], axis=1).astype(np.float32)
 
 
-def _tokens(batch: GameBatch, viewers: np.ndarray, match: list[np.ndarray]) -> np.ndarray:
-    """The ``tokens`` encoding; ``match``: the match sections to append to the context, or none."""
+def _tokens(batch: GameBatch, viewers: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
+    """The ``tokens`` encoding; ``extras``: the extra sections to append to the context, if any."""
     n = len(batch)
     location = np.swapaxes(_card_locations(batch, viewers), 1, 2)  # (B, 50, 9)
     cards = np.concatenate(
         [location, _choice(batch)[:, :, None], np.broadcast_to(_STATIC, (n, CARDS, _STATIC.shape[1]))], axis=2
     )
-    values = np.concatenate([_counters(batch, viewers), *match], axis=1)
-    rows = _context_rows(bool(match))
+    values = np.concatenate([_counters(batch, viewers), *extras], axis=1)
+    rows = _context_rows(values.shape[1] - COUNTERS_SIZE)
     context = np.zeros((n, rows * TOKEN_WIDTH), np.float32)
     context[:, : values.shape[1]] = values
     return np.concatenate([cards, context.reshape(n, rows, TOKEN_WIDTH)], axis=1)
@@ -363,17 +405,17 @@ def encodings_markdown() -> str:
     for name in ("vector", "tokens", "oracle"):
         shape = " x ".join(str(n) for n in encoding_shape(name))
         parts.append(f"**`{name}`** (shape {shape}):\n\n{encoding_table(name)}")
-    rows, offset = ["| section | offset | size | meaning |", "|---|---|---|---|"], encoding_size("vector")
-    for section in MATCH:
-        rows.append(f"| `{section.name}` | {offset} | {section.size} | {section.description} |")
-        offset += section.size
-    shapes = ", ".join(
-        f"`{n}{MATCH_SUFFIX}` {' x '.join(map(str, encoding_shape(n + MATCH_SUFFIX)))}" for n in _BASE_ENCODINGS
-    )
-    parts.append(
-        f"**The match sections** (`+match`: {shapes}), at the end of the encoding (offsets for "
-        f"`vector+match`; in `tokens+match` they follow the counters in the context rows):\n\n" + "\n".join(rows)
-    )
+    for suffix, what in ((MATGO_SUFFIX, "matgo"), (MATCH_SUFFIX, "match")):
+        rows, offset = ["| section | offset | size | meaning |", "|---|---|---|---|"], encoding_size("vector")
+        for section in EXTRAS[suffix]:
+            rows.append(f"| `{section.name}` | {offset} | {section.size} | {section.description} |")
+            offset += section.size
+        shapes = ", ".join(f"`{n}{suffix}` {' x '.join(map(str, encoding_shape(n + suffix)))}" for n in _BASE_ENCODINGS)
+        parts.append(
+            f"**The {what} sections** (`{suffix}`: {shapes}), at the end of the encoding (offsets for "
+            f"`vector{suffix}`; in `tokens{suffix}` they follow the counters in the context rows):\n\n"
+            + "\n".join(rows)
+        )
     return "\n\n".join(parts)
 
 
@@ -387,10 +429,16 @@ def encode_game(
     A few dozen values of an observation are non-zero, so it is written value by value into
     a zeroed ``array.array`` (a Python-level store costs less than building index lists for
     NumPy) and returned as a float32 array over that buffer."""
-    base, has_match = split_encoding(name)
+    base, extras = encoding_parts(name)
     sections = _game_sections(game, viewer)
     scores = game.scores() if scores is None else scores
-    extra = _match_sections(match, np.array([viewer]), game.rules.players)[0] if has_match else None
+    viewers, players = np.array([viewer]), game.rules.players
+    parts = []
+    if MATGO_SUFFIX in extras:
+        parts.append(_matgo_sections(np.array([game.ppuks]), np.array([game.turns]), viewers, players)[0])
+    if MATCH_SUFFIX in extras:
+        parts.append(_match_sections(match, viewers, players)[0])
+    extra = np.concatenate(parts).astype(np.float32) if parts else None
     if base == "tokens":
         return _game_tokens(game, viewer, sections, scores, extra)
     flat = _game_flat(game, viewer, base, sections, scores)
@@ -414,20 +462,20 @@ def _game_flat(
 
 
 def _game_tokens(
-    game, viewer: int, sections: tuple[frozenset[int] | set[int], ...], scores: list[int], match: np.ndarray | None
+    game, viewer: int, sections: tuple[frozenset[int] | set[int], ...], scores: list[int], extra: np.ndarray | None
 ) -> np.ndarray:
-    """The ``tokens`` encoding of one game: card rows, then the counters (and ``match``, its
-    match sections, if given) over context rows."""
+    """The ``tokens`` encoding of one game: card rows, then the counters (and ``extra``, its
+    extra sections, if given) over context rows."""
     flags = array("f", bytes(4 * len(sections) * CARDS))
     _write_flags(flags, 0, sections)
     rows = np.frombuffer(flags, np.float32).reshape(len(sections), CARDS)
     cards = np.concatenate([rows[: len(CARD_LOCATIONS)].T, rows[len(CARD_LOCATIONS)][:, None], _STATIC], axis=1)
-    context_rows = _context_rows(match is not None)
+    context_rows = _context_rows(0 if extra is None else extra.size)
     context = array("f", bytes(4 * context_rows * TOKEN_WIDTH))
     _write_counters(context, 0, game, viewer, scores)
     values = np.frombuffer(context, np.float32).copy()
-    if match is not None:
-        values[COUNTERS_SIZE : COUNTERS_SIZE + MATCH_SIZE] = match
+    if extra is not None:
+        values[COUNTERS_SIZE : COUNTERS_SIZE + extra.size] = extra
     return np.concatenate([cards, values.reshape(context_rows, TOKEN_WIDTH)])
 
 

@@ -11,7 +11,7 @@ against the vectorised core), which is far cheaper than a batch of one; observat
 from :func:`~gostop_env.encodings.encode_game`, equal to the batched encodings.
 
 Options:
-    players: 2 or 3. preset: ``"seed"`` or ``"korean"``. rules: a dict of rule overrides
+    players: 2 or 3. preset: ``"seed"``, ``"korean"`` or ``"matgo"`` (2 players). rules: a dict of rule overrides
     (see :class:`~gostop_env.core.Rules`). encoding: ``"vector"`` (default), ``"tokens"``
     or ``"oracle"`` (sees hidden cards: research only). nagari_carry: carry consecutive
     nagari hands into the next hand's payments (default True). illegal_action: ``"raise"``

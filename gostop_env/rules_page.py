@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .core import actions as A
 from .core import cards as C
-from .core.rules import Rules
+from .core.rules import PRESET_PLAYERS, PRESETS, Rules
 
 KIND_NAMES = {C.Kind.BRIGHT: "bright", C.Kind.ANIMAL: "animal", C.Kind.RIBBON: "ribbon", C.Kind.JUNK: "junk"}
 
@@ -53,13 +53,13 @@ def actions_table() -> str:
 
 
 def options_table() -> str:
-    """Every rule option with its meaning and its value under each preset, 2 and 3 players."""
+    """Every rule option with its meaning and its value under each preset, for each player
+    count it is played by."""
     meanings = _attribute_docs(Rules.__doc__ or "")
-    presets = {(name, players): Rules.preset(name, players) for name in ("seed", "korean") for players in (2, 3)}
-    rows = [
-        "| option | meaning | seed, 2 players | seed, 3 | korean, 2 | korean, 3 |",
-        "|---|---|---|---|---|---|",
-    ]
+    presets = {(name, players): Rules.preset(name, players) for name in PRESETS for players in PRESET_PLAYERS[name]}
+    columns = [f"{name}, {players}" for name, players in presets]
+    columns[0] += " players"
+    rows = ["| option | meaning | " + " | ".join(columns) + " |", "|---" * (len(columns) + 2) + "|"]
     for option in Rules.__dataclass_fields__:
         values = [f"`{getattr(rules, option)}`" for rules in presets.values()]
         rows.append(f"| `{option}` | {meanings[option]} | {' | '.join(values)} |")

@@ -39,6 +39,7 @@ def reference_rows(refs: list[ReferenceGame]) -> list[tuple]:
                 tuple(g.bombs),
                 tuple(g.pass_tokens),
                 tuple(g.turns),
+                tuple(g.ppuks),
                 tuple(sorted(g.stack_owner.items())),
                 g.result,
                 g.winner,
@@ -56,7 +57,7 @@ def batch_rows(b: GameBatch) -> list[tuple]:
     rows = []
     seats = [b.hands.tolist(), b.layout.tolist(), b.piles.tolist(), (b.revealed & b.hands).tolist()]
     taken = b.taken.tolist()
-    counters = [x.tolist() for x in (b.scores, b.gos, b.go_scores, b.shakes, b.bombs, b.pass_tokens, b.turns)]
+    counters = [x.tolist() for x in (b.scores, b.gos, b.go_scores, b.shakes, b.bombs, b.pass_tokens, b.turns, b.ppuks)]
     tail = [b.result.tolist(), b.winner.tolist(), b.payments.tolist(), b.next_carry.tolist()]
     for i in range(len(b)):
         stacks = tuple((m, (owners[i][m], turns[i][m])) for m in range(12) if owners[i][m] >= 0)

@@ -48,6 +48,14 @@ def test_bombs_when_it_can():
     assert decide(Greedy(), shaken) == 4  # once shaken, no bomb: it takes the fourth card
 
 
+def test_greedy_plays_a_bonus_card_that_steals_before_a_card_that_takes_nothing():
+    matgo = Rules.preset("matgo")
+    pos = position(matgo, {0: [48, 22], 1: [20]}, layout=[30], piles={1: [6, 7]})
+    assert decide(Greedy(rules=matgo), pos, matgo) == 48
+    pairs = position(matgo, {0: [48, 29], 1: [20]}, layout=[28], piles={1: [6, 7]})
+    assert decide(Greedy(rules=matgo), pairs, matgo) == 29  # the August bright is worth more
+
+
 def test_greedy_shakes_then_plays():
     pos = position(RULES, {0: [4, 5, 6, 30], 1: [20]}, layout=[31])
     assert decide(Greedy(), pos) == A.shake_action(1)

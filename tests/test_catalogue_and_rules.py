@@ -114,7 +114,7 @@ def test_bad_options_name_the_option_and_what_is_allowed(kwargs, message):
 def test_unknown_option_and_preset_are_rejected():
     with pytest.raises(ValueError, match="unknown rule option\\(s\\) \\['colour'\\]"):
         Rules.preset("seed", colour="red")
-    with pytest.raises(ValueError, match="'preset' must be one of \\['seed', 'korean'\\]"):
+    with pytest.raises(ValueError, match="'preset' must be one of \\['seed', 'korean', 'matgo'\\]"):
         Rules.preset("american")
 
 

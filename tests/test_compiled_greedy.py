@@ -26,8 +26,7 @@ def _compiled():
     return compiled_greedy
 
 
-@pytest.mark.parametrize("preset", PRESETS)
-@pytest.mark.parametrize("players", [2, 3])
+@pytest.mark.parametrize(("preset", "players"), [(p, n) for p in PRESETS for n in (2, 3)] + [("matgo", 2)])
 @pytest.mark.parametrize("go_stop", GO_RULES, ids=["stop", "always-go", "threshold"])
 def test_compiled_greedy_decides_as_greedy_at_every_state(preset, players, go_stop):
     cg, rules = _compiled(), Rules.preset(preset, players=players)
@@ -48,7 +47,7 @@ def test_compiled_greedy_decides_as_greedy_at_every_state(preset, players, go_st
 
 
 @pytest.mark.parametrize("backend", ["numba", "numba-parallel"])
-@pytest.mark.parametrize(("preset", "players"), [("seed", 2), ("korean", 3)])
+@pytest.mark.parametrize(("preset", "players"), [("seed", 2), ("korean", 3), ("matgo", 2)])
 def test_compiled_play_out_plays_the_same_hands(backend, preset, players):
     rules = Rules.preset(preset, players=players)
     seats = [Greedy(go_stop=GO_RULES[s % 3], rules=rules) for s in range(players)]

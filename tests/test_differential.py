@@ -4,7 +4,7 @@ The reference engine, the NumPy core and the compiled backend (where numba is in
 in CI) play the same random legal actions from the same decks; at every step they must
 agree on every state field, the legal actions, the events and the payments, and the two
 batch backends on every array they hold. The default run plays 2,000 hands per (preset x
-players x jokers); ``-m slow`` plays 50,000.
+players x jokers), ``matgo`` included; ``-m slow`` plays 50,000.
 """
 
 from __future__ import annotations
@@ -15,8 +15,25 @@ from lockstep import play_lockstep
 
 from gostop_env.core import GameBatch, Rules, random_legal_actions
 
-CONFIGS = [(preset, players, jokers) for preset in ("seed", "korean") for players in (2, 3) for jokers in (0, 2)]
-VARIANTS = [dict(choice_rule="always", steal_choice="highest", jokers=1), dict(target=3, jokers=1, ja_ppuk="any_turn")]
+CONFIGS = [(preset, players, jokers) for preset in ("seed", "korean") for players in (2, 3) for jokers in (0, 2)] + [
+    ("matgo", 2, 2)
+]
+VARIANTS = [
+    dict(choice_rule="always", steal_choice="highest", jokers=1),
+    dict(target=3, jokers=1, ja_ppuk="any_turn"),
+    # §15's options on either player count, other values than matgo's
+    dict(
+        jokers=1,
+        bonus_steal=True,
+        first_ppuk_chips=3,
+        consecutive_ppuk=True,
+        three_ppuk_chips=5,
+        first_ttadak_chips=2,
+        chongtong_chips=7,
+        layout_four="nagari",
+    ),
+    dict(jokers=2, first_ppuk_chips=4, three_ppuk_chips=9, layout_four="dealer_wins", steal_choice="highest"),
+]
 
 
 @pytest.mark.parametrize("preset,players,jokers", CONFIGS)

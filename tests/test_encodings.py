@@ -58,15 +58,15 @@ def test_own_hand_and_layout_are_where_the_core_says():
         assert bits(np.flatnonzero(obs[i, 50:100])) == int(batch.layout[i])
 
 
-@pytest.mark.parametrize("preset,players", [("seed", 2), ("korean", 3), ("seed", 3)])
+@pytest.mark.parametrize("preset,players", [("seed", 2), ("korean", 3), ("seed", 3), ("matgo", 2)])
 def test_hidden_cards_never_change_vector_tokens_or_mask(preset, players):
-    rules = Rules.preset(preset, players=players, jokers=1)
+    rules = Rules.preset(preset, players=players, jokers=1 if preset != "matgo" else 2)
     rng = np.random.default_rng(3)
     for steps in (0, 3, 8, 15):
         batch = mid_game(rules, 64, steps, steps)
         for viewer in [batch.seat.astype(np.int64)] + [np.full(64, s) for s in range(players)]:
             changed = hide_differently(batch, viewer, rng)
-            for name in ("vector", "tokens", "vector+match", "tokens+match"):
+            for name in (n for n in ENCODINGS if not n.startswith("oracle")):
                 assert (encode(batch, viewer, name) == encode(changed, viewer, name)).all()
             moving = viewer == batch.seat
             assert (batch.legal_action_mask()[moving] == changed.legal_action_mask()[moving]).all()
@@ -94,6 +94,22 @@ def test_the_match_sections_say_where_the_match_stands(players):
     assert (lone[:, at["match_leader"]] == obs[:, at["match_leader"]]).all()
 
 
+@pytest.mark.parametrize("players", (2, 3))
+def test_the_matgo_sections_count_ppuks_and_turns(players):
+    rules = Rules.preset("matgo") if players == 2 else Rules(players=3, jokers=2, bonus_steal=True)
+    batch = mid_game(rules, 4, 3, 1)
+    batch.ppuks[:] = np.array([2, 1, 0][:players])
+    at, viewer = section_slices("vector+matgo"), np.full(4, players - 1)
+    obs = encode(batch, viewer, "vector+matgo")
+    assert obs[:, : encoding_size("vector")].tolist() == encode(batch, viewer, "vector").tolist()
+    ppuks = obs[:, at["ppuks"]] * 3  # viewer, then the seats after it
+    assert ppuks[:, 0].tolist() == [[2, 1, 0][players - 1]] * 4 and ppuks[:, 1].tolist() == [2] * 4
+    turns = obs[:, at["turns_begun"]] * 10
+    assert np.allclose(turns[:, :players], batch.turns[:, [(players - 1 + k) % players for k in range(players)]])
+    assert (obs[:, at["first_turn"]][:, :players] == (turns[:, :players] <= 1.01)).all()
+    assert (obs[:, at["first_turn"]][:, players:] == 0).all()
+
+
 def test_bad_viewer_or_encoding_is_rejected():
     batch = mid_game(Rules(), 2, 0, 0)
     with pytest.raises(ValueError, match="unknown encoding 'pixels'"):
@@ -114,7 +130,7 @@ def test_the_docs_encoding_tables_are_generated_from_the_code():
     assert between.strip() == encodings_markdown().strip()
 
 
-@pytest.mark.parametrize("preset,players,jokers", [("seed", 2, 0), ("korean", 3, 2), ("seed", 3, 1)])
+@pytest.mark.parametrize("preset,players,jokers", [("seed", 2, 0), ("korean", 3, 2), ("seed", 3, 1), ("matgo", 2, 2)])
 def test_single_game_encoder_equals_the_batched_one(preset, players, jokers):
     from gostop_env.core import ReferenceGame
     from gostop_env.core.deck import shuffled_decks
@@ -127,7 +143,7 @@ def test_single_game_encoder_equals_the_batched_one(preset, players, jokers):
     standing = rng.integers(-300, 300, (40, players))
     match = MatchView(rng.integers(0, 9, 40), rng.integers(0, 9, 40), standing, np.zeros(40, np.int64), 50)
     while not batch.done.all():
-        for name in ("vector", "tokens", "oracle", "vector+match", "tokens+match", "oracle+match"):
+        for name in ENCODINGS:
             for viewer in range(players):
                 batched = encode(batch, np.full(40, viewer), name, match)
                 assert all(

@@ -11,7 +11,7 @@ from gostop_env import gostop_v0
 from gostop_env.core import Event, GameBatch, IllegalActionError, Rules
 from gostop_env.encodings import encode
 
-CONFIGS = [dict(players=p, preset=s) for s in ("seed", "korean") for p in (2, 3)]
+CONFIGS = [dict(players=p, preset=s) for s in ("seed", "korean") for p in (2, 3)] + [dict(players=2, preset="matgo")]
 
 
 @pytest.mark.parametrize("kwargs", CONFIGS)

@@ -68,6 +68,10 @@ VALID = {
     "choice_rule": ["always"],
     "steal_choice": ["highest"],
     "pi_bak_threshold": [0, 7],
+    "layout_four": ["dealer_wins", "nagari"],
+    "first_ppuk_chips": [7],
+    "three_ppuk_chips": [7],
+    "chongtong_chips": [10],
 }
 
 
@@ -90,7 +94,7 @@ def test_rules_take_valid_options_and_refuse_the_rest(options):
 def test_rule_presets_refuse_bad_names_and_player_counts(name, players):
     rules = clear(lambda: Rules.preset(name, players=players), ValueError)
     if rules is not None:
-        assert name in ("seed", "korean") and rules.players == players
+        assert name in ("seed", "korean", "matgo") and rules.players == players
 
 
 @given(st.one_of(junk, st.integers(0, MAX_CARRY)))

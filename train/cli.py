@@ -97,7 +97,7 @@ def _add_play_commands(commands: Any) -> None:
     _seed_option(deal)
     compare = commands.add_parser("compare", help="two agents over duplicate deals (3 players: A against two B's)")
     compare.add_argument("agents", nargs=2, help="agent names, e.g. greedy random")
-    compare.add_argument("--preset", default="seed", help="rule preset: seed or korean")
+    compare.add_argument("--preset", default="seed", help="rule preset: seed, korean or matgo (2 players)")
     compare.add_argument("--players", type=int, default=2, help="2, or 3: the first agent against two of the second")
     compare.add_argument("--deals", type=_positive, default=5000, help="duplicate deals (matches, with --match-hands)")
     _match_options(compare, "play matches of N hands instead of single hands (2 players)")
@@ -258,7 +258,8 @@ def _add_study_commands(commands: Any) -> None:
 
 
 def _rules(args: argparse.Namespace) -> Rules:
-    return Rules.preset(args.preset, players=args.players, jokers=args.jokers)
+    jokers = {} if args.jokers is None else {"jokers": args.jokers}
+    return Rules.preset(args.preset, players=args.players, **jokers)
 
 
 def _integer(text: str, lowest: int, what: str) -> int:
@@ -356,12 +357,14 @@ def _seed_option(parser: argparse.ArgumentParser, default: int | None = 0) -> No
 
 def _game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--players", type=int, default=2, help="2 or 3")
-    parser.add_argument("--preset", default="seed", help="rule preset: seed or korean")
+    parser.add_argument("--preset", default="seed", help="rule preset: seed, korean or matgo (2 players)")
 
 
 def _rules_arguments(parser: argparse.ArgumentParser) -> None:
     _game_options(parser)
-    parser.add_argument("--jokers", type=int, default=0, help="jokers in the deck: 0, 1 or 2")
+    parser.add_argument(
+        "--jokers", type=int, default=None, help="jokers (bonus cards) in the deck: 0, 1 or 2 (default: the preset's)"
+    )
 
 
 def _simulate(rules: Rules, hands: int, batch_size: int, seed: int, backend: str | None = None) -> int:
@@ -390,7 +393,7 @@ class _Totals:
 
     def __init__(self, players: int):
         self.hands = self.decisions = 0
-        self.results = np.zeros(4, np.int64)
+        self.results = np.zeros(len(Result), np.int64)
         self.events = np.zeros((players, len(Event)), np.int64)
         self.chips = np.zeros(players, np.int64)
         self.abs_payment = 0
@@ -402,7 +405,7 @@ class _Totals:
 
     def finish(self, batch: GameBatch) -> None:
         self.hands += len(batch)
-        self.results += np.bincount(batch.result, minlength=4)
+        self.results += np.bincount(batch.result, minlength=len(Result))
 
     def report(self, rules: Rules, seconds: float) -> None:
         names = {r: r.name.lower() for r in Result if r != Result.ONGOING}

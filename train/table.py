@@ -40,7 +40,6 @@ seconds (a ``GET`` of the game lets them go on).
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import math
 import re
@@ -57,7 +56,7 @@ from gostop_env.core import Phase, Rules, action_name, batch_class
 from gostop_env.core import actions as A
 from gostop_env.core.cards import JOKERS, MONTH_ABBR, NUM_CARDS, card_name
 from gostop_env.core.deck import check_seed, shuffled_decks
-from gostop_env.core.rules import PRESETS
+from gostop_env.core.rules import presets_for
 from gostop_env.drawing import CARD_HEIGHT, CARD_WIDTH, card_picture, table, to_svg
 from gostop_env.human import move_menu, stop_payment
 from gostop_env.policy import Policy
@@ -356,12 +355,13 @@ def _check_agent(name: str) -> None:
     """ValueError unless ``name`` is an agent for some player count and preset (a shipped
     3-player model is a fine default opponent for 3-player tables)."""
     errors = []
-    for players, preset in itertools.product((2, 3), PRESETS):
-        try:
-            make_agent(name, Rules.preset(preset, players=players))
-            return
-        except ValueError as error:
-            errors.append(error)
+    for players in (2, 3):
+        for preset in presets_for(players):
+            try:
+                make_agent(name, Rules.preset(preset, players=players))
+                return
+            except ValueError as error:
+                errors.append(error)
     raise errors[0]
 
 

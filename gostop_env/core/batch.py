@@ -201,7 +201,7 @@ class GameBatch(NumpyEngine):
         self.piles[i] = [C.bits(x) for x in p.piles]
         self.revealed[i] = [C.bits(r) for r in p.revealed]
         self.layout[i] = C.bits(p.layout)
-        for name in ("shakes", "bombs", "pass_tokens", "gos", "go_scores", "turns"):
+        for name in ("shakes", "bombs", "pass_tokens", "gos", "go_scores", "turns", "ppuks"):
             getattr(self, name)[i] = getattr(p, name)
         self.last_go_clock[i] = p.last_go
         self.clock[i] = max(p.last_go) + 1
@@ -258,6 +258,7 @@ class GameBatch(NumpyEngine):
             bombs=self.bombs[i].tolist(),
             pass_tokens=self.pass_tokens[i].tolist(),
             turns=self.turns[i].tolist(),
+            ppuks=self.ppuks[i].tolist(),
             stacks=stacks,
             result=int(self.result[i]),
             winner=int(self.winner[i]),

@@ -51,13 +51,21 @@ def replace_layout_jokers(layout: list[int], stock: list[int]) -> tuple[list[int
     return layout, stock, jokers
 
 
-def void_month(rules: Rules, deck: Sequence[int]) -> int | None:
-    """The month index that makes this deal void (four on the layout after §3.1), or None."""
-    _, layout, stock = deal_slices(rules, deck)
-    layout, _, _ = replace_layout_jokers(layout, stock)
-    counts = Counter(int(MONTH[c]) for c in layout)
+def four_of_a_month(layout: Sequence[int]) -> int | None:
+    """The month index of which ``layout`` holds all four cards, or None."""
+    counts = Counter(int(MONTH[c]) for c in layout if c < NUM_MONTH_CARDS)
     full = [m for m, n in counts.items() if n == 4]
     return full[0] if full else None
+
+
+def void_month(rules: Rules, deck: Sequence[int]) -> int | None:
+    """The month index that makes this deal void (four on the layout after §3.1, where
+    ``layout_four`` is ``"redeal"``), or None."""
+    if rules.layout_four != "redeal":
+        return None
+    _, layout, stock = deal_slices(rules, deck)
+    layout, _, _ = replace_layout_jokers(layout, stock)
+    return four_of_a_month(layout)
 
 
 def validate_deck(rules: Rules, deck: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -126,7 +134,9 @@ def fresh_decks(
 
 
 def _void_rows(rules: Rules, decks: np.ndarray) -> np.ndarray:
-    """The rows of ``decks`` that deal a void layout."""
+    """The rows of ``decks`` that deal a void layout (none unless ``layout_four`` is ``"redeal"``)."""
+    if rules.layout_four != "redeal":
+        return np.zeros(0, np.intp)
     rows = [i for i in np.flatnonzero(_maybe_void(rules, decks)) if void_month(rules, decks[i]) is not None]
     return np.array(rows, dtype=np.intp)
 

@@ -31,7 +31,7 @@ import numpy as np
 from .batch import batch_class
 from .deck import check_seed, shuffled_decks
 from .reference import ReferenceGame
-from .rules import CHONGTONG_CHIPS, Rules
+from .rules import Rules
 
 MAX_MATCH_HANDS = 1000
 """The most hands a match may last."""
@@ -71,8 +71,9 @@ def _whole_number(name: str, value: object, most: int) -> None:
 
 def smallest_payment(rules: Rules) -> int:
     """The fewest chips a loser pays in a hand that is not a nagari: a stop at the target
-    with nothing doubled, or a chongtong's flat payment."""
-    return min(rules.target_score, CHONGTONG_CHIPS)
+    with nothing doubled, or a flat win's payment (a chongtong, three ppuks)."""
+    flat = [rules.chongtong_chips] + ([rules.three_ppuk_chips] if rules.three_ppuk_chips else [])
+    return min(rules.target_score, *flat)
 
 
 def player_of(seat: np.ndarray | int, leader: np.ndarray | int, players: int) -> np.ndarray:

@@ -42,7 +42,7 @@ from .bitboard import (
 from .deck import DEAL_PACKETS, DEALT, fisher_yates
 from .events import NUM_EVENTS, BatchEvents, Event
 from .outcomes import Outcome, Result
-from .rules import CHONGTONG_CHIPS
+from .rules import PPUK_STREAK, THREE_PPUKS
 from .scoring import BIT32, pile_scores, read_piles
 from .state import DECIDE, END_TURN, FLIP, NEXT_TURN, RESOLVE_H, STATE_FIELDS, STOP, GameState
 
@@ -202,6 +202,11 @@ class NumpyEngine(GameState):
     # ---- §3 before the first turn ------------------------------------------------------
     def _deal(self, index: np.ndarray) -> None:
         self._replace_layout_jokers(index)
+        if self.rules.layout_four != "redeal":
+            four = ((nibble_counts(self.layout[index]) >> U64(2)) & NIBBLE_LOW) != 0
+            if four.any():
+                self._layout_four(index[four])
+                index = index[~four]
         holders = ((nibble_counts(self.hands[index]) >> U64(2)) & NIBBLE_LOW) != 0
         chongtong = holders.any(axis=1)
         if chongtong.any():
@@ -222,10 +227,21 @@ class NumpyEngine(GameState):
             self.stock_pos[idx] += 1
             self.layout[idx] |= bit(top)
 
+    def _layout_four(self, idx: np.ndarray) -> None:
+        """§15: four of a month on the layout end the hand at the deal (see the reference
+        engine's ``_layout_four``)."""
+        if self.rules.layout_four == "nagari":
+            self._count(idx, np.zeros(idx.size, np.int8), Event.NAGARI)
+            self._end_hand(idx, Result.NAGARI)
+            return
+        dealer = np.zeros((idx.size, self.rules.players), bool)
+        dealer[:, 0] = True
+        self._chongtong(idx, dealer)
+
     def _chongtong(self, idx: np.ndarray, holders: np.ndarray) -> None:
         players = self.rules.players
         n_holders = holders.sum(axis=1)
-        pay = CHONGTONG_CHIPS * (
+        pay = self.rules.chongtong_chips * (
             holders * players - n_holders[:, None]
         )  # each holder: + per opponent, - per other holder
         self.payments[idx] = pay
@@ -302,6 +318,7 @@ class NumpyEngine(GameState):
         if joker.any():  # §14.4: the joker goes to the pile, the next stock card stands in
             j = idx[joker]
             self._joker_to_pile(j, seat[joker], bit(card[joker]))
+            self.steals[j] += self.rules.bonus_steal  # §15
             sub = self._draw(j)
             self.h[j] = sub
             self._stage[j] = np.where(sub >= 0, RESOLVE_H, END_TURN)
@@ -421,6 +438,7 @@ class NumpyEngine(GameState):
             card[todo[~joker]] = top[~joker]
             if joker.any():
                 self._joker_to_pile(g[joker], self.seat[g[joker]], bit(top[joker]))
+                self.steals[g[joker]] += self.rules.bonus_steal  # §15
             todo = todo[joker]
         return card
 
@@ -459,10 +477,34 @@ class NumpyEngine(GameState):
             month_slot = p * 12 + month[ppuk]
             flat(self.stack_owner)[month_slot] = seat[ppuk]
             flat(self.stack_turn)[month_slot] = flat(self.turns)[self._slot(p, seat[ppuk])]
+            self._ppuk_payments(p, seat[ppuk])
         steal_jjok = jjok & ~exception
         self.steals[idx] += steal_jjok.astype(np.int8) + ttadak
         outcome = ppuk + 2 * steal_jjok + 3 * ttadak  # at most one of them
         self._count(idx, seat, _OWN_MONTH_EVENT[outcome], outcome > 0)
+        if self.rules.first_ttadak_chips:  # §15: a first-turn ttadak
+            first = ttadak & (flat(self.turns)[self._slot(idx, seat)] == 1)
+            self._paid_by_each_opponent(idx[first], seat[first], np.int64(self.rules.first_ttadak_chips))
+
+    def _ppuk_payments(self, idx: np.ndarray, seat: np.ndarray) -> None:
+        """§15: ppuks counted, and paid for on a streak from the first turn (see the
+        reference engine's ``_ppuk_payment``)."""
+        slot = self._slot(idx, seat)
+        flat(self.ppuks)[slot] += 1
+        chips = self.rules.first_ppuk_chips
+        if not chips:
+            return
+        turn = flat(self.turns)[slot].astype(np.int64)
+        longest = PPUK_STREAK if self.rules.consecutive_ppuk else 1
+        paid = (flat(self.ppuks)[slot] == turn) & (turn <= longest)
+        self._paid_by_each_opponent(idx[paid], seat[paid], turn[paid] * chips)
+
+    def _paid_by_each_opponent(self, idx: np.ndarray, seat: np.ndarray, chips: np.ndarray) -> None:
+        """Flat payments of ``chips`` (one, or one per game) from each opponent to ``seat``, at once."""
+        players = self.rules.players
+        pay = np.broadcast_to(np.asarray(chips, np.int64), idx.shape)
+        won = (np.arange(players)[None, :] == seat[:, None]).astype(np.int64)
+        self.payments[idx] += pay[:, None] * (won * players - 1)
 
     # ---- §6 end of the turn ----------------------------------------------------------------
     def _end_turn(self, idx: np.ndarray) -> None:
@@ -482,7 +524,18 @@ class NumpyEngine(GameState):
         if thieves.size:  # the givers' piles changed too
             changed = np.concatenate([slot, self._steal(idx[thieves], seat[thieves], steals[thieves])])
         flat(self.scores)[changed] = pile_scores(flat(self.piles)[changed], self.rules)
+        if self.rules.three_ppuk_chips:
+            won = flat(self.ppuks)[slot] >= THREE_PPUKS
+            if won.any():
+                self._three_ppuks(idx[won], seat[won])
+                idx, slot, last_turn = idx[~won], slot[~won], last_turn[~won]
         self._check_go_stop(idx, slot, last_turn)
+
+    def _three_ppuks(self, idx: np.ndarray, seat: np.ndarray) -> None:
+        """§15: a third ppuk wins the hand at the end of its turn, paid flat."""
+        self._paid_by_each_opponent(idx, seat, np.int64(self.rules.three_ppuk_chips))
+        self.winner[idx] = seat
+        self._end_hand(idx, Result.THREE_PPUKS)
 
     def _cards_out(self, idx: np.ndarray) -> np.ndarray:
         out = self.stock_pos[idx] == self.stock_len[idx]
@@ -581,7 +634,7 @@ class NumpyEngine(GameState):
         flat(shares)[won_at] = 0
         pay = -shares
         flat(pay)[won_at] = shares.sum(axis=1)
-        self.payments[idx] = pay
+        self.payments[idx] += pay  # on top of any paid during the hand (§15)
         self._stage[idx] = DECIDE
         self._end_hand(idx, Result.STOP)
 

@@ -16,6 +16,7 @@ class Result(IntEnum):
     STOP = 1
     NAGARI = 2
     CHONGTONG = 3
+    THREE_PPUKS = 4  # a player's third ppuk of the hand won it at once (option three_ppuk_chips)
 
 
 class Outcome(IntEnum):

@@ -18,7 +18,8 @@ from .rules import Rules, check_carry
 class Position:
     """Where every card is, and the counters, at the start of ``seat``'s turn.
 
-    ``turns[p]`` counts the turns ``p`` has begun, the current one included; ``stacks``
+    ``turns[p]`` counts the turns ``p`` has begun, the current one included; ``ppuks[p]``
+    the ppuks ``p`` has made this hand; ``stacks``
     maps a month index to the (seat, turn number) of the ppuk that made its stack;
     ``revealed`` lists shaken cards still in hand; ``last_go[p]`` orders the gos
     (a larger value is a later go; -1 for none). With ``go_stop`` the seat is at its
@@ -36,6 +37,7 @@ class Position:
     bombs: list[int] = field(default_factory=list)
     pass_tokens: list[int] = field(default_factory=list)
     turns: list[int] = field(default_factory=list)
+    ppuks: list[int] = field(default_factory=list)
     revealed: list[list[int]] = field(default_factory=list)
     stacks: dict[int, tuple[int, int]] = field(default_factory=dict)
     last_go: list[int] = field(default_factory=list)
@@ -59,6 +61,7 @@ class Position:
             bombs=list(self.bombs or zeros),
             pass_tokens=list(self.pass_tokens or zeros),
             turns=list(self.turns or turns),
+            ppuks=list(self.ppuks or zeros),
             revealed=[list(r) for r in self.revealed] if self.revealed else [[] for _ in range(p)],
             stacks=dict(self.stacks),
             last_go=list(self.last_go or [-1] * p),
@@ -80,12 +83,15 @@ class Position:
             "bombs",
             "pass_tokens",
             "turns",
+            "ppuks",
             "revealed",
             "last_go",
         ):
             if len(getattr(self, name)) != p:
                 raise ValueError(f"position.{name} must have one entry per seat ({p})")
         check_carry(self.carry, scalar=True)
+        if any(not 0 <= made <= turns for made, turns in zip(self.ppuks, self.turns)):
+            raise ValueError(f"position.ppuks must be 0 .. the seat's turns (a ppuk a turn at most), got {self.ppuks}")
         if not 0 <= self.seat < p:
             raise ValueError(f"position.seat must be 0..{p - 1}, got {self.seat}")
         everywhere = [c for h in self.hands for c in h] + self.layout + self.stock + [c for x in self.piles for c in x]

@@ -51,11 +51,11 @@ from .cards import (
     MONTH,
     NUM_MONTH_CARDS,
 )
-from .deck import deal_slices, decks_from_seeds, replace_layout_jokers, shuffled_decks, validate_deck
+from .deck import deal_slices, decks_from_seeds, four_of_a_month, replace_layout_jokers, shuffled_decks, validate_deck
 from .events import Event, Events
 from .outcomes import Outcome, Result
 from .position import Position
-from .rules import CHONGTONG_CHIPS, MAX_CARRY, Rules, check_carry
+from .rules import MAX_CARRY, PPUK_STREAK, THREE_PPUKS, Rules, check_carry
 from .scoring import PileReading, junk_value, read_pile
 
 MONTHS = tuple(int(m) for m in MONTH)
@@ -115,6 +115,7 @@ class ReferenceGame:
         self.go_scores = [0] * players
         self.last_go_clock = [-1] * players
         self.turns = [0] * players  # own turn counter (§14.7)
+        self.ppuks = [0] * players  # ppuks made this hand (§15)
         self.clock = 0  # turns taken by anyone
         self.stack_owner: dict[int, tuple[int, int]] = {}  # month -> (seat, its turn number)
         self.seat = 0
@@ -138,7 +139,7 @@ class ReferenceGame:
         game.piles = [set(x) for x in pos.piles]
         game.revealed = [set(r) for r in pos.revealed]
         game.shakes, game.bombs, game.pass_tokens = pos.shakes, pos.bombs, pos.pass_tokens
-        game.gos, game.go_scores, game.turns = pos.gos, pos.go_scores, pos.turns
+        game.gos, game.go_scores, game.turns, game.ppuks = pos.gos, pos.go_scores, pos.turns, pos.ppuks
         game.last_go_clock = pos.last_go
         game.clock = max(pos.last_go) + 1
         game.stack_owner = dict(pos.stacks)
@@ -163,23 +164,33 @@ class ReferenceGame:
         self.layout = set(layout)
         for joker in jokers:
             self._joker_to_pile(0, joker)
+        if self.rules.layout_four != "redeal" and four_of_a_month(layout) is not None:
+            self._layout_four()
+            return
         holders = [p for p in range(self.rules.players) if self._has_chongtong(p)]
         if holders:
             self._chongtong(holders)
         else:
             self._begin_turn(0)
 
+    def _layout_four(self) -> None:
+        """§15: four cards of one month on the layout end the hand at the deal: the dealer is
+        paid as for a chongtong (``dealer_wins``), or the hand is a nagari."""
+        if self.rules.layout_four == "nagari":
+            self._events.add(0, Event.NAGARI)
+            self._end_hand(Result.NAGARI)
+            return
+        self._chongtong([0])
+
     def _has_chongtong(self, seat: int) -> bool:
         months = [month_of(c) for c in self.hands[seat] if not is_joker(c)]
         return any(months.count(m) == 4 for m in set(months))
 
     def _chongtong(self, holders: list[int]) -> None:
-        """§3.3: each opponent pays each holder ``CHONGTONG_CHIPS``, flat."""
+        """§3.3: each opponent pays each holder ``chongtong_chips``, flat."""
         for holder in holders:
             self._events.add(holder, Event.CHONGTONG)
-            for other in self._opponents(holder):
-                self.payments[holder] += CHONGTONG_CHIPS
-                self.payments[other] -= CHONGTONG_CHIPS
+            self._paid_by_each_opponent(holder, self.rules.chongtong_chips)
         self.winner = holders[0] if len(holders) == 1 else -1
         self._end_hand(Result.CHONGTONG)
 
@@ -213,6 +224,7 @@ class ReferenceGame:
             bombs=list(self.bombs),
             pass_tokens=list(self.pass_tokens),
             turns=list(self.turns),
+            ppuks=list(self.ppuks),
             stacks=dict(sorted(self.stack_owner.items())),
             result=self.result,
             winner=self.winner,
@@ -354,6 +366,7 @@ class ReferenceGame:
         self.hands[seat].remove(card)
         if is_joker(card):  # §4, §14.4: the next non-joker stock card stands in for it
             self._joker_to_pile(seat, card)
+            self.steals += self.rules.bonus_steal  # §15
             stand_in = self._draw()
             if stand_in is None:
                 self._end_turn()
@@ -370,6 +383,7 @@ class ReferenceGame:
             if not is_joker(card):
                 return card
             self._joker_to_pile(self.seat, card)
+            self.steals += self.rules.bonus_steal  # §15
         return None
 
     def _joker_to_pile(self, seat: int, joker: int) -> None:
@@ -472,11 +486,30 @@ class ReferenceGame:
             self.layout |= {h, partner, f}
             self.stack_owner[month_of(f)] = (seat, self.turns[seat])
             self._events.add(seat, Event.PPUK)
+            self._ppuk_payment(seat)
         else:  # Outcome.CHOSE: ttadak, the flipped card takes the other one
             (other,) = self._layout_of_month(month_of(f))
             self._take_pair(f, other, None)
             self._events.add(seat, Event.TTADAK)
             self.steals += 1
+            if self.turns[seat] == 1:  # §15: a first-turn ttadak
+                self._paid_by_each_opponent(seat, self.rules.first_ttadak_chips)
+
+    def _ppuk_payment(self, seat: int) -> None:
+        """§15: a ppuk is counted; one on the player's first turn is paid for at once, and
+        under ``consecutive_ppuk`` so are ppuks that carry on a streak from the first turn
+        (the n-th turn's pays n times ``first_ppuk_chips``, up to ``PPUK_STREAK``)."""
+        self.ppuks[seat] += 1
+        turn, rules = self.turns[seat], self.rules
+        on_streak = self.ppuks[seat] == turn and (turn == 1 or (rules.consecutive_ppuk and turn <= PPUK_STREAK))
+        if on_streak:
+            self._paid_by_each_opponent(seat, turn * rules.first_ppuk_chips)
+
+    def _paid_by_each_opponent(self, seat: int, chips: int) -> None:
+        """A flat payment of ``chips`` from each opponent to ``seat``, at once."""
+        for other in self._opponents(seat):
+            self.payments[seat] += chips
+            self.payments[other] -= chips
 
     # ---- §6 end of the turn: captures, sweep, steals ------------------------------------
     def _end_turn(self) -> None:
@@ -492,7 +525,17 @@ class ReferenceGame:
         for giver in self._opponents(seat):
             for _ in range(self.steals):
                 self._steal_one(seat, giver)
+        if self.rules.three_ppuk_chips and self.ppuks[seat] >= THREE_PPUKS:
+            self._three_ppuks(seat)
+            return
         self._check_go_stop(last_turn)
+
+    def _three_ppuks(self, seat: int) -> None:
+        """§15: a third ppuk wins the hand at the end of its turn; each opponent pays
+        ``three_ppuk_chips``, flat (as a chongtong: no multiplier, and the carry ends)."""
+        self._paid_by_each_opponent(seat, self.rules.three_ppuk_chips)
+        self.winner = seat
+        self._end_hand(Result.THREE_PPUKS)
 
     def _steal_one(self, taker: int, giver: int) -> None:
         """The giver hands over its lowest-value junk card, lowest id among equals (§6);

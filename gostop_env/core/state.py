@@ -85,6 +85,7 @@ class GameState:
     go_scores: Annotated[Array, State(np.int16, SEAT, 0, "score when the seat last said go")]
     last_go_clock: Annotated[Array, State(np.int16, SEAT, -1, "``clock`` of the seat's last go (-1: none)", "clock")]
     turns: Annotated[Array, State(np.int16, SEAT, 0, "own turns begun (§14.7)")]
+    ppuks: Annotated[Array, State(np.int8, SEAT, 0, "ppuks made this hand (§15's ppuk payments and win)")]
     scores: Annotated[Array, State(np.int16, SEAT, 0, "§7 score of each pile")]
     payments: Annotated[Array, State(np.int64, SEAT, 0, "chips each seat received (+) or paid (-) this hand", "chips")]
     clock: Annotated[Array, State(np.int16, GAME, 0, "turns taken by anyone")]

@@ -18,7 +18,7 @@ from ..actions import Phase
 from ..bitboard import NIBBLE_LOW
 from ..events import Event
 from ..outcomes import Outcome, Result
-from ..rules import CHONGTONG_CHIPS, Rules
+from ..rules import LAYOUT_FOUR_MODES, PPUK_STREAK, THREE_PPUKS, Rules
 from ..scoring import BIT32, BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
 from ..state import STAGES
 from .arrays import NUM_EVENTS
@@ -39,7 +39,17 @@ from .numba_kit import U0, U1, U2, U15, U, inline, jit
     R_SWEEP_ON_LAST_TURN,
     R_LAST_CARD_EXCEPTIONS,
     R_STEAL_LOWEST,
-) = range(12)
+    R_BONUS_STEAL,
+    R_FIRST_PPUK_CHIPS,
+    R_PPUK_STREAK,
+    R_THREE_PPUK_CHIPS,
+    R_FIRST_TTADAK_CHIPS,
+    R_CHONGTONG_CHIPS,
+    R_LAYOUT_FOUR,
+) = range(19)
+
+LAYOUT_FOUR_CODES = {mode: code for code, mode in enumerate(LAYOUT_FOUR_MODES)}
+REDEAL, LAYOUT_NAGARI = LAYOUT_FOUR_CODES["redeal"], LAYOUT_FOUR_CODES["nagari"]
 
 
 @functools.cache
@@ -59,6 +69,13 @@ def rule_options(rules: Rules) -> np.ndarray:
             rules.sweep_on_last_turn,
             rules.last_card_exceptions,
             rules.steal_choice == "lowest",
+            rules.bonus_steal,
+            rules.first_ppuk_chips,
+            PPUK_STREAK if rules.consecutive_ppuk else 1,
+            rules.three_ppuk_chips,
+            rules.first_ttadak_chips,
+            rules.chongtong_chips,
+            LAYOUT_FOUR_CODES[rules.layout_four],
         ],
         np.int64,
     )
@@ -93,7 +110,9 @@ PLAY, CHOOSE_HAND, CHOOSE_FLIP, GO_STOP, DONE = (int(p) for p in Phase)
 
 PLACED, PAIRED, CHOSE, BOMBED = (int(o) for o in (Outcome.PLACED, Outcome.PAIRED, Outcome.CHOSE, Outcome.BOMBED))
 
-STOPPED, NAGARI, CHONGTONG = int(Result.STOP), int(Result.NAGARI), int(Result.CHONGTONG)
+STOPPED, NAGARI, CHONGTONG, WON_BY_PPUKS = (
+    int(r) for r in (Result.STOP, Result.NAGARI, Result.CHONGTONG, Result.THREE_PPUKS)
+)
 
 E_PPUK, E_JA_PPUK, E_JJOK, E_TTADAK, E_SWEEP, E_STACK_CAPTURE = (int(e) for e in list(Event)[:6])
 
@@ -182,6 +201,7 @@ def draw(s: Any, ev: Any, i: int, options: Any) -> int:
         if top < NUM_MONTH_CARDS:
             return top
         joker_to_pile(s, ev, i, int(s.seat[i]), bit(top), options)
+        s.steals[i] += options[R_BONUS_STEAL]  # §15
     return -1
 
 
@@ -249,6 +269,7 @@ def play_card(s: Any, ev: Any, i: int, seat: int, card: int, options: Any) -> in
     if card < NUM_MONTH_CARDS:
         return RESOLVE_H
     joker_to_pile(s, ev, i, seat, bit(card), options)  # §14.4: the next stock card stands in
+    s.steals[i] += options[R_BONUS_STEAL]  # §15
     sub = draw(s, ev, i, options)
     s.h[i] = sub
     return RESOLVE_H if sub >= 0 else END_TURN
@@ -348,12 +369,32 @@ def flip_onto_own_month(s: Any, ev: Any, i: int, f: int, h: int, options: Any) -
         s.stack_owner[i, month] = seat
         s.stack_turn[i, month] = s.turns[at(s, i, seat)]
         count(s, ev, i, seat, E_PPUK)
+        ppuk_payment(s, i, seat, options)
     elif jjok and not exception:
         s.steals[i] += 1
         count(s, ev, i, seat, E_JJOK)
     elif ttadak:
         s.steals[i] += 1
         count(s, ev, i, seat, E_TTADAK)
+        if s.turns[at(s, i, seat)] == 1:  # §15: a first-turn ttadak
+            paid_by_each_opponent(s, i, seat, options[R_FIRST_TTADAK_CHIPS])
+
+
+@inline
+def ppuk_payment(s: Any, i: int, seat: int, options: Any) -> None:
+    """§15: a ppuk counted, and paid for on a streak from the first turn (the reference
+    engine's ``_ppuk_payment``; ``R_PPUK_STREAK`` is the longest streak paid)."""
+    s.ppuks[at(s, i, seat)] += 1
+    turn = int(s.turns[at(s, i, seat)])
+    if s.ppuks[at(s, i, seat)] == turn and turn <= options[R_PPUK_STREAK]:
+        paid_by_each_opponent(s, i, seat, turn * options[R_FIRST_PPUK_CHIPS])
+
+
+@inline
+def paid_by_each_opponent(s: Any, i: int, seat: int, chips: int) -> None:
+    """A flat payment of ``chips`` from each opponent to ``seat``, at once."""
+    for p in range(s.players):
+        s.payments[at(s, i, p)] += chips * (s.players - 1) if p == seat else -chips
 
 
 # ---- §6 end of the turn ----------------------------------------------------------------------------
@@ -373,6 +414,11 @@ def end_turn(s: Any, ev: Any, i: int, options: Any) -> int:
     if steals:
         steal(s, ev, i, seat, steals, options)
     rescore(s, i, seat, options)
+    if options[R_THREE_PPUK_CHIPS] and s.ppuks[at(s, i, seat)] >= THREE_PPUKS:
+        paid_by_each_opponent(s, i, seat, options[R_THREE_PPUK_CHIPS])  # §15: won at once, flat
+        s.winner[i] = seat
+        end_hand(s, ev, i, WON_BY_PPUKS)
+        return DECIDE
     return check_go_stop(s, ev, i, seat, last_turn, options)
 
 
@@ -447,6 +493,8 @@ def stop(s: Any, ev: Any, i: int, options: Any) -> int:
     count(s, ev, i, seat, E_STOP)
     s.winner[i] = seat
     shares = s.payments[at(s, i, 0) : at(s, i, players)]  # what each seat owes, then the payments
+    before0, before1 = shares[0], shares[1]  # paid during the hand (§15): kept, added back below
+    before2 = shares[2] if players > 2 else 0
     owed(s, i, seat, options, shares)
     if options[R_GO_BAK]:
         go_bak(s, i, seat, shares)
@@ -455,6 +503,10 @@ def stop(s: Any, ev: Any, i: int, options: Any) -> int:
     for p in range(players):
         shares[p] = -shares[p]
     shares[seat] = total
+    shares[0] += before0
+    shares[1] += before1
+    if players > 2:
+        shares[2] += before2
     end_hand(s, ev, i, STOPPED)
     return DECIDE
 
@@ -520,13 +572,24 @@ def run_stages(s: Any, ev: Any, t: Any, i: int, stage: int, options: Any) -> Non
 
 @inline
 def deal(s: Any, ev: Any, t: Any, i: int, options: Any) -> None:
-    """§3 before the first turn of a freshly dealt game: layout jokers, chongtong, seat 0."""
+    """§3 before the first turn of a freshly dealt game: layout jokers, a layout of four of
+    a month (§15), chongtong, seat 0."""
     while s.layout[i] & JOKER_BITS:
         joker = lowest_bit(s.layout[i] & JOKER_BITS)
         s.layout[i] &= ~joker
         joker_to_pile(s, ev, i, 0, joker, options)
         s.layout[i] |= bit(int(s.stock[i, s.stock_pos[i]]))
         s.stock_pos[i] += 1
+    if options[R_LAYOUT_FOUR] != REDEAL and (nibble_counts(s.layout[i]) >> U2) & NIBBLE_LOW:
+        if options[R_LAYOUT_FOUR] == LAYOUT_NAGARI:
+            count(s, ev, i, 0, E_NAGARI)
+            end_hand(s, ev, i, NAGARI)
+            return
+        count(s, ev, i, 0, E_CHONGTONG)
+        s.winner[i] = 0
+        paid_by_each_opponent(s, i, 0, options[R_CHONGTONG_CHIPS])
+        end_hand(s, ev, i, CHONGTONG)
+        return
     players, holders = s.players, 0
     for p in range(players):
         holds = ((nibble_counts(s.hands[at(s, i, p)]) >> U2) & NIBBLE_LOW) != U0
@@ -539,7 +602,7 @@ def deal(s: Any, ev: Any, t: Any, i: int, options: Any) -> None:
         return
     for p in range(players):  # each holder: + per opponent, - per other holder
         held = ev.counts[at(s, i, p) * NUM_EVENTS + U(E_CHONGTONG)] != 0
-        s.payments[at(s, i, p)] = CHONGTONG_CHIPS * ((players if held else 0) - holders)
+        s.payments[at(s, i, p)] = options[R_CHONGTONG_CHIPS] * ((players if held else 0) - holders)
     if holders > 1:
         s.winner[i] = -1
     end_hand(s, ev, i, CHONGTONG)
