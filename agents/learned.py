@@ -147,6 +147,7 @@ BEST = "best"
 BEST_MODELS = {
     (2, "seed"): "expert_ppo",
     (2, "korean"): "korean2_ppo",
+    (2, "matgo"): "matgo2_ppo",
     (3, "seed"): "seed3_ppo",
     (3, "korean"): "expert3_ppo",
 }

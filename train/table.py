@@ -82,6 +82,7 @@ DEFAULT_OPPONENTS = (
     "model:expert3_ppo",
     "model:seed3_ppo",
     "model:korean2_ppo",
+    "model:matgo2_ppo",
     "model:ppo",
 )
 """The agents a table offers unless told otherwise (those that load here: models need the rl extra)."""
