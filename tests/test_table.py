@@ -44,7 +44,9 @@ def _play_to_the_end(client, body, choose=lambda moves: moves[0]):
     return state, seen_go_stop
 
 
-@pytest.mark.parametrize("body", [{"seed": 1}, {"players": 3, "preset": "korean", "seed": 2, "seat": 1}])
+@pytest.mark.parametrize(
+    "body", [{"seed": 1}, {"players": 3, "preset": "korean", "seed": 2, "seat": 1}, {"preset": "matgo", "seed": 5}]
+)
 def test_a_whole_hand_by_http_against_greedy(client, body):
     state, _ = _play_to_the_end(client, body)
     assert state["moves"] == [] and sum(state["payments"]) == 0 and state["svg"].startswith("<svg")
@@ -52,10 +54,11 @@ def test_a_whole_hand_by_http_against_greedy(client, body):
     assert [seat for seat, _, _ in replay.play()]  # the recorded hand replays, payments checked
 
 
-def test_the_stop_payment_is_what_stopping_pays(client):
+@pytest.mark.parametrize("preset", ["seed", "matgo"])  # matgo: with what the hand paid before
+def test_the_stop_payment_is_what_stopping_pays(client, preset):
     stop = lambda moves: next((m for m in moves if m["label"] == "stop"), moves[0])  # noqa: E731
     for seed in range(40):
-        state, go_stops = _play_to_the_end(client, {"seed": seed}, stop)
+        state, go_stops = _play_to_the_end(client, {"seed": seed, "preset": preset}, stop)
         if go_stops:
             assert go_stops[-1]["stop_payment"] == state["payments"] and sum(state["payments"]) == 0
             return
@@ -146,7 +149,7 @@ def test_a_table_with_no_default_agent_plays_the_strongest_for_each_rule_set():
     from gostop.agents.learned import BEST_MODELS
 
     client = page_client(create_app(None, opponents=()))
-    for players, preset in [(2, "seed"), (2, "korean"), (3, "seed"), (3, "korean")]:
+    for players, preset in [(2, "seed"), (2, "korean"), (2, "matgo"), (3, "seed"), (3, "korean")]:
         made = client.post("/api/games", json={"players": players, "preset": preset, "seed": 1})
         assert made.status_code == 201
         expected = "model:best" if (players, preset) in BEST_MODELS else "greedy"

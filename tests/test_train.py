@@ -143,6 +143,27 @@ def test_demonstrations_hold_the_teachers_choices_and_final_chips():
     assert np.allclose(demos.returns, np.rint(demos.returns)) and demos.returns.max() > 0 > demos.returns.min()
 
 
+def test_dagger_demonstrations_are_the_teachers_moves_on_the_behaviours_states():
+    rules = Rules()
+    teacher, behaviour = Greedy(rules=rules), RandomPolicy()
+    demos = collect(teacher, rules, hands=40, seed=5, batch_size=16, behaviour=behaviour)
+    labels = teacher(demos.observations, demos.masks, np.random.default_rng(0))
+    assert (labels == demos.actions).all() and demos.masks[np.arange(len(demos)), demos.actions].all()
+    own = collect(teacher, rules, hands=40, seed=5, batch_size=16)  # the same deals, greedy playing
+    assert len(own) != len(demos) or (own.observations != demos.observations).any()
+
+
+def test_a_run_can_clone_from_a_starting_model(tmp_path):
+    logs = []
+    starts = ["ppo.timesteps=0", "ppo.net_arch=[256, 256]", "ppo.init='ppo'"]
+    config = smoke(tmp_path, *starts, "bc.behaviour='model:ppo'", "bc.hands=40")
+    out = train(config, progress=False, log=logs.append)
+    assert logs[0] == "starting from model ppo" and "on the states of model:ppo" in logs[1]
+    assert read_meta(out / "model")["trained"]["config"]["bc"]["behaviour"] == "model:ppo"
+    with pytest.raises(ValueError, match="bc.behaviour"):
+        smoke(tmp_path, "bc.behaviour='nobody'")
+
+
 def test_cloning_learns_the_teacher(tmp_path):
     from gostop.train.ppo import _make_env, _make_pool, _new_model
 
@@ -387,9 +408,7 @@ def test_a_run_may_start_from_a_model_of_other_rules_for_as_many_players(tmp_pat
     assert all(torch.equal(value, saved[key]) for key, value in network.state_dict().items())
 
 
-def test_init_and_cloning_together_and_an_oracle_critic_on_tokens_are_refused(tmp_path):
-    with pytest.raises(ValueError, match="leave out the \\[bc\\] table"):
-        smoke(tmp_path, "ppo.init='expert'")
+def test_an_oracle_critic_on_tokens_is_refused(tmp_path):
     with pytest.raises(ValueError, match="encoding = 'vector'"):
         smoke(tmp_path, "ppo.critic='oracle'", "encoding='tokens'")
 

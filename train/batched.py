@@ -36,8 +36,7 @@ from gostop_env.encodings import OBSERVATION_HIGH, encoding_shape
 from gostop_env.files import write_json_atomic
 
 from .config import PPOConfig, TrainConfig
-from .ppo import Log, _behaviour_cloning, _league_weights, _next, _snapshot, model_meta, record_evaluation, run_lock
-from .ppo import start_from_model as _start_from_model
+from .ppo import Log, _league_weights, _next, _snapshot, model_meta, record_evaluation, run_lock, start_weights
 from .rollout import League, Samples, SeatedGames, advantages
 
 VALUE_WEIGHT = 0.5  # weight of the value loss (SB3's default vf_coef, so the two trainers compare)
@@ -217,11 +216,7 @@ class BatchedRun:
         return {"snapshot": c.opponents.snapshot_every, "eval": c.eval.every, "checkpoint": c.checkpoint_every}
 
     def _start_weights(self) -> None:
-        if self.config.bc is not None:
-            _behaviour_cloning(self.config, self.network, self.out, False, self.log)
-        if self.config.ppo.init is not None:
-            _start_from_model(self.network, self.config.ppo.init, self.config)
-            self.log(f"starting from model {self.config.ppo.init}")
+        start_weights(self.config, self.network, self.out, False, self.log)
 
     def train(self, progress: bool, max_seconds: float | None = None) -> None:
         """Rounds until ``ppo.timesteps`` (or ``max_seconds``), then the final checkpoint,

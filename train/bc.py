@@ -2,9 +2,11 @@
 
 :func:`collect` plays hands with the teacher in every seat on the batched core and keeps,
 for every decision, the mover's observation, legal mask, chosen action and the chips that
-seat finally won. :func:`clone` trains a masked actor-critic network (the policy of a
-MaskablePPO model) on them: cross-entropy on the teacher's actions (go/stop decisions
-weighted up) plus a value loss on the final chips, so PPO fine-tuning starts from both.
+seat finally won; given a ``behaviour`` agent, that agent plays the hands and the teacher
+only labels the states it reaches (DAgger: the student's own states, the teacher's moves).
+:func:`clone` trains a masked actor-critic network (the policy of a MaskablePPO model) on
+them: cross-entropy on the teacher's actions (go/stop decisions weighted up) plus a value
+loss on the final chips, so PPO fine-tuning starts from both.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from gostop_env.core import GameBatch, Phase, Rules, batch_class
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
 from gostop_env.policy import Policy
+from gostop_env.seats import policy_actions
 
 
 @dataclass
@@ -53,39 +56,50 @@ def collect(
     batch_size: int = 1024,
     progress: Callable[[Iterable], Iterable] | None = None,
     backend: str | None = None,
+    behaviour: Policy | None = None,
 ) -> Demonstrations:
-    """Play ``hands`` hands with ``teacher`` in every seat, on the core's ``backend``; record
-    all its decisions."""
+    """Play ``hands`` hands with ``teacher`` (or ``behaviour``, whose states the teacher then
+    labels) in every seat, on the core's ``backend``; record every decision with the
+    teacher's action."""
     rng = np.random.default_rng([seed, 1])
     parts = []
     starts = range(0, hands, batch_size)
     for start in progress(starts) if progress else starts:
         decks = shuffled_decks(rules, np.random.default_rng([seed, 0, start]), min(batch_size, hands - start))
-        parts.append(_record_hands(teacher, batch_class(backend)(rules, decks), encoding, rng))
+        batch = batch_class(backend)(rules, decks)
+        parts.append(_record_hands(teacher, behaviour, batch, encoding, rng))
     return Demonstrations.concatenate(parts)
 
 
-def _record_hands(teacher: Policy, batch: GameBatch, encoding: str, rng: np.random.Generator) -> Demonstrations:
-    recorder = _Recorder(encoding)
-    play_out(batch, [teacher] * batch.rules.players, rng, before_step=recorder)
+def _record_hands(
+    teacher: Policy, behaviour: Policy | None, batch: GameBatch, encoding: str, rng: np.random.Generator
+) -> Demonstrations:
+    recorder = _Recorder(encoding, None if behaviour is None else teacher, rng)
+    play_out(batch, [behaviour or teacher] * batch.rules.players, rng, before_step=recorder)
     return recorder.demonstrations(batch)
 
 
 class _Recorder:
     """A ``play_out`` hook keeping every decision: the mover's observation in ``encoding``,
-    its mask, the action, whether it is a go/stop decision, and the game and seat."""
+    its mask, the action (or, given a ``labeller``, that policy's action in the same state),
+    whether it is a go/stop decision, and the game and seat."""
 
-    def __init__(self, encoding: str):
-        self.encoding = encoding
+    def __init__(self, encoding: str, labeller: Policy | None = None, rng: np.random.Generator | None = None):
+        self.encoding, self.labeller, self.rng = encoding, labeller, rng
         self.rows: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "actions", "go_stop", "game", "seat")}
 
     def __call__(self, batch: GameBatch, actions: np.ndarray) -> None:
         games = np.flatnonzero(actions >= 0)
         seats = batch.seat[games].astype(np.int64)
+        masks = batch.legal_action_mask()
+        labels = actions[games]
+        if self.labeller is not None and games.size:
+            assert self.rng is not None  # given with the labeller
+            labels = policy_actions(self.labeller, batch, games, masks, self.rng, "the teacher")
         for key, value in (
             ("obs", encode(batch.select(games), seats, self.encoding)),
-            ("masks", batch.legal_action_mask()[games]),
-            ("actions", actions[games]),
+            ("masks", masks[games]),
+            ("actions", labels),
             ("go_stop", batch.phase[games] == Phase.GO_STOP),
             ("game", games),
             ("seat", seats),

@@ -46,9 +46,12 @@ CRITICS = ("own", "oracle")  # what the value network reads (see train.asymmetri
 
 @dataclass(frozen=True)
 class BCConfig:
-    """Behaviour cloning: demonstrations of ``teacher`` in every seat, then supervised epochs."""
+    """Behaviour cloning: demonstrations of ``teacher`` in every seat, then supervised epochs.
+    With ``behaviour``, that agent plays the hands and the teacher labels the states it
+    reaches (DAgger; with ``ppo.init`` the student's own states)."""
 
     teacher: str = "greedy:stop=ev:n=8"
+    behaviour: str | None = None
     hands: int = 4000
     epochs: int = 5
     batch_size: int = 512
@@ -240,8 +243,6 @@ class TrainConfig:
             raise ValueError(f"ppo.critic must be one of {CRITICS}, got {self.ppo.critic!r}")
         if self.ppo.critic == "oracle" and self.encoding != "vector":
             raise ValueError("ppo.critic = 'oracle' trains a policy reading the vector encoding (encoding = 'vector')")
-        if self.ppo.init is not None and self.bc is not None:
-            raise ValueError("ppo.init starts from a trained model: leave out the [bc] table, or ppo.init")
         if self.ppo.value_warmup > self.ppo.timesteps:
             raise ValueError(
                 f"ppo.value_warmup ({self.ppo.value_warmup}) is more than ppo.timesteps ({self.ppo.timesteps})"
@@ -261,6 +262,7 @@ class TrainConfig:
         names = [("opponents.pool", name) for name in self.opponents.pool]
         names += [("eval.against", name) for name in self.eval.against]
         names += [("bc.teacher", self.bc.teacher)] if self.bc is not None else []
+        names += [("bc.behaviour", self.bc.behaviour)] if self.bc is not None and self.bc.behaviour else []
         names += [("ppo.card_player", self.ppo.card_player)] if self.kind == "go_stop" else []
         for key, name in names:
             try:

@@ -79,11 +79,7 @@ def _train(config: TrainConfig, out: Path, resume: bool, progress: bool, log: Lo
         log(f"resumed {out} at {state['timesteps']} timesteps")
     else:
         model = _new_model(config, env, out)
-        if config.bc is not None:
-            _behaviour_cloning(config, model.policy, out, progress, log)
-        if config.ppo.init is not None:
-            start_from_model(model.policy, config.ppo.init, config)
-            log(f"starting from model {config.ppo.init}")
+        start_weights(config, model.policy, out, progress, log)
     callback = RunCallback(config, out, pool, state, progress, log)
     model.learn(remaining, callback=callback, reset_num_timesteps=not state["checkpoint"], tb_log_name="ppo")
     callback.finish(model)
@@ -97,7 +93,7 @@ def _clone_only(config: TrainConfig, out: Path, resume: bool, progress: bool, lo
         raise ValueError(f"{out}: a run of behaviour cloning alone (ppo.timesteps = 0) has nothing to resume")
     pool = _make_pool(config, {"snapshots": []})
     model = _new_model(config, _make_env(config, pool, seed=config.seed), out)
-    _behaviour_cloning(config, model.policy, out, progress, log)
+    start_weights(config, model.policy, out, progress, log)
     folder = save_model(playable_network(model.policy), out / "model", model_meta(config, 0))
     record_evaluation(folder, config, out, 0, log)
     write_json_atomic(out / "state.json", {"timesteps": 0, "checkpoint": None, "snapshots": []})
@@ -234,21 +230,41 @@ def _new_model(config: TrainConfig, env: GoStopVecEnv, out: Path) -> Any:
     )
 
 
+def start_weights(config: TrainConfig, policy: Any, out: Path, progress: bool, log: Log) -> None:
+    """A new run's first weights (of either trainer): ``ppo.init``'s, then behaviour cloning
+    from them (or from fresh weights) where the config has a ``[bc]`` table."""
+    if config.ppo.init is not None:
+        start_from_model(policy, config.ppo.init, config)
+        log(f"starting from model {config.ppo.init}")
+    if config.bc is not None:
+        _behaviour_cloning(config, policy, out, progress, log)
+
+
 def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bool, log: Log) -> None:
-    """Fit ``policy`` (the network, of either trainer) to ``bc.teacher``'s demonstrations."""
+    """Fit ``policy`` (the network, of either trainer) to ``bc.teacher``'s demonstrations
+    (on the states ``bc.behaviour`` reaches, where given)."""
     from tqdm import tqdm
 
     from .bc import clone, collect
 
     bc = config.bc
     teacher = make_agent(bc.teacher, config.rules)
+    behaviour = None if bc.behaviour is None else make_agent(bc.behaviour, config.rules)
     bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
     demos = collect(
-        teacher, config.rules, bc.hands, config.seed, config.network_encoding, progress=bar, backend=config.core.backend
+        teacher,
+        config.rules,
+        bc.hands,
+        config.seed,
+        config.network_encoding,
+        progress=bar,
+        backend=config.core.backend,
+        behaviour=behaviour,
     )
     if config.kind == "go_stop":
         demos = demos.only(np.flatnonzero(demos.go_stop))
-    log(f"behaviour cloning on {len(demos)} decisions of {bc.teacher} ({int(demos.go_stop.sum())} go/stop)")
+    states = "" if bc.behaviour is None else f" on the states of {bc.behaviour}"
+    log(f"behaviour cloning on {len(demos)} decisions of {bc.teacher}{states} ({int(demos.go_stop.sum())} go/stop)")
     history = clone(
         policy,
         demos,
