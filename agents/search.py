@@ -51,7 +51,7 @@ from gostop_env.core import actions as A
 from gostop_env.core.match import MatchView
 from gostop_env.determinize import determinize
 from gostop_env.policy import STATE, GameView, Policy, check_actions, observe
-from gostop_env.seats import controlled_actions
+from gostop_env.seats import controlled_actions, policy_actions
 
 from .go_stop import Threshold
 from .greedy import Greedy
@@ -140,8 +140,7 @@ class SearchAgent:
         plain = np.flatnonzero(~searched) if self.confidence is None else np.arange(len(view))
         actions = np.full(len(view), -1, np.int64)
         if plain.size:  # the prior's own moves: unsearched decisions, and what search must beat
-            seen = observe(self.prior, view.batch, plain, view.viewers[plain])
-            actions[plain] = check_actions(self.prior(seen, masks[plain], rng), masks[plain], "the prior")
+            actions[plain] = self._prior_actions(view, plain, masks, rng)
         rows = np.flatnonzero(searched)
         if rows.size:
             priors = actions[rows] if self.confidence is not None else None
@@ -149,6 +148,16 @@ class SearchAgent:
             match = sub.match if self.match_values is not None else None
             actions[rows] = self._search(sub.batch, sub.viewers, masks[rows], priors, rng, match)
         return actions
+
+    def _prior_actions(
+        self, view: GameView, games: np.ndarray, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The prior's moves in ``games`` of the view: by its own fast path where it declares
+        one for the view's batch (the compiled greedy's kernel), else from its observations."""
+        if np.array_equal(view.viewers[games], view.batch.seat[games]):  # each game's seat to move decides
+            return policy_actions(self.prior, view.batch, games, masks, rng, "the prior")
+        seen = observe(self.prior, view.batch, games, view.viewers[games])
+        return check_actions(self.prior(seen, masks[games], rng), masks[games], "the prior")
 
     def _search(
         self,
