@@ -13,7 +13,7 @@ from .core.cards import card_name
 from .core.deck import check_seed, shuffled_decks
 from .policy import Policy
 from .render import render_table
-from .replay import Replay, breakdown_lines, describe, move_lines, payment_breakdown
+from .replay import Replay, breakdown_lines, describe, move_lines, paid_at_once, payment_breakdown
 from .seats import opponent_action
 
 
@@ -46,10 +46,12 @@ def play_in_terminal(
         mover = int(batch.seat[0])
         mine = mover == seat
         action = _ask(batch, seat, read, write) if mine else opponent_action(batch, seat, opponents, rng)
-        before = int(batch.stock_pos[0])
+        before, paid = int(batch.stock_pos[0]), batch.payments[0].tolist()
         events = batch.step([action]).game(0)
         flipped = [card_name(int(c)) for c in batch.stock[0, before : int(batch.stock_pos[0])]]
         lines = move_lines(None if mine else f"seat {mover}", action, events, rules.players)
+        if not batch.done[0]:
+            lines += ["  " + line for line in paid_at_once(paid, batch.payments[0].tolist())]
         if flipped:
             lines.insert(0 if mine else 1, f"  flipped from the stock: {', '.join(flipped)}")
         for line in lines:

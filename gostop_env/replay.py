@@ -116,6 +116,16 @@ def move_lines(who: str | None, action: int, events: Events, players: int) -> li
     return ([] if said else [f"{who}: {action_name(action)}"]) + ["  " + line for line in describe(events, players)]
 
 
+def paid_at_once(before: list[int], after: list[int]) -> list[str]:
+    """The line that tells a payment made during a hand (docs/rules.md §15: a first-turn or
+    consecutive ppuk, a first-turn ttadak), from each seat's payments before and after a
+    step that did not end the hand; none where nothing changed hands."""
+    if before == after:
+        return []
+    moved = ", ".join(f"seat {seat} {b - a:+d}" for seat, (a, b) in enumerate(zip(before, after)))
+    return [f"paid at once (a first-turn or consecutive ppuk, or a first-turn ttadak): {moved}"]
+
+
 EVENT_TEXT = {
     Event.PPUK: "ppuk! the three cards stay as a stack",
     Event.JA_PPUK: "ja-ppuk: took back its own stack (two junk from each opponent)",

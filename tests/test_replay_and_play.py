@@ -163,3 +163,24 @@ def test_terminal_play_names_the_cards_of_a_shake():
             assert "shake " in text and ", " in text.split("shake ")[1].split(")")[0]
             return
     pytest.fail("no deal with a shake in 200 seeds")
+
+
+def test_terminal_play_tells_a_payment_made_during_the_hand():
+    """Under matgo a first-turn ppuk or ttadak is paid at once: the log says so, with each
+    seat's chips, when it happens."""
+    rules = Rules.preset("matgo")
+    for seed in range(200):
+        out = io.StringIO()
+        play_in_terminal(
+            rules,
+            [make_agent("greedy", rules)],
+            seed=seed,
+            read=_stop_when_asked(out),
+            write=lambda x, out=out: out.write(x + "\n"),
+        )
+        told = [line for line in out.getvalue().splitlines() if "paid at once" in line]
+        if told:
+            amounts = [int(part.split()[-1]) for part in told[0].split(": ", 1)[1].split(", ")]
+            assert sum(amounts) == 0 and max(amounts) % 7 == 0
+            return
+    pytest.fail("no payment during a hand in 200 matgo hands")

@@ -315,3 +315,14 @@ def test_random_requests_get_an_answer_never_a_server_error(client, body, path):
     assert client.post(f"/api/games/{game}/move", json=body).status_code < 500
     for url in (f"/api/games/{path}", f"/api/replays/{path}", f"/api/cards/{path}.svg"):
         assert client.get(url).status_code < 500
+
+
+def test_the_log_tells_a_payment_made_during_a_matgo_hand(client):
+    for seed in range(100):
+        game = client.post("/api/games", json={"preset": "matgo", "seed": seed}).json()
+        state = client.post(f"/api/games/{game['id']}/move", json={"action": game["moves"][0]["action"]}).json()
+        told = [line for line in state["events"] if "paid at once" in line]
+        if told and not state["done"]:
+            assert "seat 0 " in told[0] and "seat 1 " in told[0]
+            return
+    pytest.fail("no first-turn payment in 100 matgo hands")

@@ -60,7 +60,7 @@ from gostop_env.core.rules import presets_for
 from gostop_env.drawing import CARD_HEIGHT, CARD_WIDTH, card_picture, table, to_svg
 from gostop_env.human import move_menu, stop_payment
 from gostop_env.policy import Policy
-from gostop_env.replay import Replay, describe, move_lines, payment_breakdown
+from gostop_env.replay import Replay, describe, move_lines, paid_at_once, payment_breakdown
 from gostop_env.seats import opponent_action
 
 PAGE = Path(__file__).parent / "table_page.html"
@@ -149,11 +149,13 @@ class TableGame:
                 return
 
     def _step(self, action: int, who: str) -> None:
-        before = int(self.batch.stock_pos[0])
+        before, paid = int(self.batch.stock_pos[0]), self.batch.payments[0].tolist()
         events = self.batch.step([action]).game(0)
         self.actions.append(action)
         self.flipped += [int(c) for c in self.batch.stock[0, before : int(self.batch.stock_pos[0])]]
         self.events += move_lines(who, action, events, self.rules.players)
+        if not self.done:
+            self.events += ["  " + line for line in paid_at_once(paid, self.batch.payments[0].tolist())]
 
     def state(self) -> dict[str, Any]:
         """What the page shows (module docstring)."""
@@ -201,7 +203,10 @@ def _replay_state(replay: Replay, step: int) -> dict[str, Any]:
         if seat != mover:
             turns.append(k)
             mover = seat
+        paid = list(game.payments)
         events = move_lines(f"seat {seat}", action, game.step(action), game.rules.players)
+        if not game.done:
+            events += ["  " + line for line in paid_at_once(paid, list(game.payments))]
     if shown is None:
         shown = _replay_picture(game, events)
     return {
