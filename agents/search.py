@@ -134,11 +134,19 @@ class SearchAgent:
         self.leaf, self.depth, self.match_values = leaf, depth, match_values
 
     def __call__(self, view: GameView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.decide_and_value(view, masks, rng)[0]
+
+    def decide_and_value(
+        self, view: GameView, masks: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Its moves, and ``(B, NUM_ACTIONS)`` float32: the mean chips its rollouts gave each
+        action it tried (NaN elsewhere: illegal moves, and decisions it did not search)."""
         masks = np.asarray(masks, bool)
         searched = np.ones(len(view), bool) if self.at == "all" else view.batch.phase == Phase.GO_STOP
         searched &= masks.sum(axis=1) > 1
         plain = np.flatnonzero(~searched) if self.confidence is None else np.arange(len(view))
         actions = np.full(len(view), -1, np.int64)
+        values = np.full(masks.shape, np.nan, np.float32)
         if plain.size:  # the prior's own moves: unsearched decisions, and what search must beat
             actions[plain] = self._prior_actions(view, plain, masks, rng)
         rows = np.flatnonzero(searched)
@@ -146,8 +154,8 @@ class SearchAgent:
             priors = actions[rows] if self.confidence is not None else None
             sub = view.select(rows)
             match = sub.match if self.match_values is not None else None
-            actions[rows] = self._search(sub.batch, sub.viewers, masks[rows], priors, rng, match)
-        return actions
+            actions[rows], values[rows] = self._search(sub.batch, sub.viewers, masks[rows], priors, rng, match)
+        return actions, values
 
     def _prior_actions(
         self, view: GameView, games: np.ndarray, masks: np.ndarray, rng: np.random.Generator
@@ -167,7 +175,8 @@ class SearchAgent:
         priors: np.ndarray | None,
         rng: np.random.Generator,
         match: MatchView | None = None,
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The searched moves, and the mean chips of each action tried (NaN where none)."""
         stats, candidates = ActionStats.empty(len(batch)), masks.copy()
         anchors = priors if priors is not None else masks.argmax(axis=1)  # the differences' reference
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
@@ -179,13 +188,14 @@ class SearchAgent:
                 candidates = _better_half(candidates, self._values(stats), anchors)
         values = np.where(candidates, self._values(stats), -np.inf)
         best = values.argmax(axis=1)
+        tried = np.where(stats.count > 0, stats.means(), np.nan).astype(np.float32)
         if priors is None:
-            return best
+            return best, tried
         margins = np.zeros(masks.shape)
         margins[:, A.GO] = self.go_margin
         rows = np.arange(len(batch))
         z = stats.z_scores(margins - margins[rows, priors][:, None])[rows, best]
-        return np.where(z >= self.confidence, best, priors)
+        return np.where(z >= self.confidence, best, priors), tried
 
     def _values(self, stats: ActionStats) -> np.ndarray:
         """Mean chips per action, going charged ``go_margin``."""

@@ -153,6 +153,39 @@ def test_dagger_demonstrations_are_the_teachers_moves_on_the_behaviours_states()
     assert len(own) != len(demos) or (own.observations != demos.observations).any()
 
 
+def test_a_search_labelling_states_gives_its_action_values_and_they_can_be_cloned(tmp_path):
+    rules = Rules()
+    teacher = make_agent("search:n=4:rounds=2", rules)
+    demos = collect(teacher, rules, hands=24, seed=3, batch_size=12, behaviour=Greedy(rules=rules))
+    values = demos.values.astype(np.float32)
+    valued = np.isfinite(values).any(axis=1)
+    assert valued.mean() > 0.9 and (~np.isfinite(values) | demos.masks).all()  # legal actions only
+    assert np.isfinite(values[valued, :][np.arange(valued.sum()), demos.actions[valued]]).all()
+    assert demos.only(np.arange(5)).values.shape == (5, A.NUM_ACTIONS)
+    from gostop.train.batched import new_network
+
+    network = new_network(smoke(tmp_path, "ppo.net_arch=[32, 32]"))
+    history = clone(network, demos, epochs=6, batch_size=64, learning_rate=3e-3, seed=0, temperature=1.0)
+    assert history[-1]["loss"] < history[0]["loss"]
+    plain = collect(Greedy(rules=rules), rules, hands=4, seed=3)
+    assert plain.values is None
+    with pytest.raises(ValueError, match="action values"):
+        clone(network, plain, epochs=1, batch_size=64, learning_rate=1e-3, seed=0, temperature=1.0)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["bc.temperature=1.0"], "set both"),
+        (["bc.temperature=1.0", "bc.behaviour='greedy'"], "set both"),  # the teacher is no search
+        (["bc.temperature=0.0", "bc.behaviour='greedy'", "bc.teacher='search'"], "positive"),
+    ],
+)
+def test_cloning_at_a_temperature_needs_a_search_a_behaviour_and_a_positive_one(tmp_path, overrides, message):
+    with pytest.raises(ValueError, match=message):
+        smoke(tmp_path, *overrides)
+
+
 def test_a_run_can_clone_from_a_starting_model(tmp_path):
     logs = []
     starts = ["ppo.timesteps=0", "ppo.net_arch=[256, 256]", "ppo.init='ppo'"]

@@ -21,7 +21,7 @@ from gostop.agents.match import play_out
 from gostop_env.core import GameBatch, Phase, Rules, batch_class
 from gostop_env.core.deck import shuffled_decks
 from gostop_env.encodings import encode
-from gostop_env.policy import Policy
+from gostop_env.policy import GameView, Policy, check_actions
 from gostop_env.seats import policy_actions
 
 
@@ -34,17 +34,27 @@ class Demonstrations:
     actions: np.ndarray  # (n,) int64
     go_stop: np.ndarray  # (n,) bool: a go/stop decision
     returns: np.ndarray  # (n,) chips the deciding seat won in the end
+    values: np.ndarray | None = None  # (n, 125) float16: the teacher's mean chips per action tried, NaN elsewhere
 
     def __len__(self) -> int:
         return len(self.actions)
 
     def only(self, rows: np.ndarray) -> Demonstrations:
-        return Demonstrations(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
+        return Demonstrations(*(_rows(getattr(self, f), rows) for f in self.__dataclass_fields__))
 
     @staticmethod
     def concatenate(parts: list[Demonstrations]) -> Demonstrations:
         fields = Demonstrations.__dataclass_fields__
-        return Demonstrations(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+        return Demonstrations(*(_joined([getattr(p, f) for p in parts]) for f in fields))
+
+
+def _rows(column: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    return None if column is None else column[rows]
+
+
+def _joined(columns: list[np.ndarray | None]) -> np.ndarray | None:
+    """The columns end to end; None unless every part has the column."""
+    return None if any(c is None for c in columns) else np.concatenate(columns)  # type: ignore[arg-type]
 
 
 def collect(
@@ -86,7 +96,9 @@ class _Recorder:
 
     def __init__(self, encoding: str, labeller: Policy | None = None, rng: np.random.Generator | None = None):
         self.encoding, self.labeller, self.rng = encoding, labeller, rng
-        self.rows: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "actions", "go_stop", "game", "seat")}
+        self.values = hasattr(labeller, "decide_and_value")  # a search: keep its action values too
+        keys = ("obs", "masks", "actions", "go_stop", "game", "seat") + (("values",) if self.values else ())
+        self.rows: dict[str, list[np.ndarray]] = {k: [] for k in keys}
 
     def __call__(self, batch: GameBatch, actions: np.ndarray) -> None:
         games = np.flatnonzero(actions >= 0)
@@ -95,7 +107,13 @@ class _Recorder:
         labels = actions[games]
         if self.labeller is not None and games.size:
             assert self.rng is not None  # given with the labeller
-            labels = policy_actions(self.labeller, batch, games, masks, self.rng, "the teacher")
+            if self.values:
+                view = GameView(batch.select(games), seats)
+                labels, values = self.labeller.decide_and_value(view, masks[games], self.rng)  # type: ignore[union-attr]
+                labels = check_actions(labels, masks[games], "the teacher")
+                self.rows["values"].append(values.astype(np.float16))
+            else:
+                labels = policy_actions(self.labeller, batch, games, masks, self.rng, "the teacher")
         for key, value in (
             ("obs", encode(batch.select(games), seats, self.encoding)),
             ("masks", masks[games]),
@@ -115,6 +133,7 @@ class _Recorder:
             rows["actions"],
             rows["go_stop"],
             batch.payments[rows["game"], rows["seat"]].astype(np.float32),
+            rows.get("values"),
         )
 
 
@@ -129,10 +148,17 @@ def clone(
     value_weight: float = 0.5,
     reward_scale: float = 1.0,
     held_out: float = 0.05,
+    temperature: float | None = None,
 ) -> list[dict[str, float]]:
     """Fit ``network`` (a ``MaskableActorCriticPolicy``) to ``demos``; return per-epoch figures
     (training loss, and the held-out share of decisions where it picks the teacher's action,
-    overall and at go/stop decisions)."""
+    overall and at go/stop decisions). With ``temperature`` (chips) and demonstrations that
+    hold the teacher's action values, the policy is fitted to the softmax of those values at
+    that temperature instead of the teacher's move (its move where it valued nothing)."""
+    if temperature is not None and demos.values is None:
+        raise ValueError(
+            "cloning at a temperature needs the teacher's action values: a search teacher, with a behaviour"
+        )
     import torch
 
     rng = np.random.default_rng([seed, 2])
@@ -144,7 +170,7 @@ def clone(
     history = []
     for epoch in range(epochs):
         losses = [
-            _fit_batch(network, optimizer, train.only(rows), go_stop_weight, value_weight, reward_scale)
+            _fit_batch(network, optimizer, train.only(rows), go_stop_weight, value_weight, reward_scale, temperature)
             for rows in np.array_split(rng.permutation(len(train)), max(1, len(train) // batch_size))
         ]
         history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)), **agreement(network, test)})
@@ -153,14 +179,26 @@ def clone(
 
 
 def _fit_batch(
-    network: Any, optimizer: Any, batch: Demonstrations, go_stop_weight: float, value_weight: float, reward_scale: float
+    network: Any,
+    optimizer: Any,
+    batch: Demonstrations,
+    go_stop_weight: float,
+    value_weight: float,
+    reward_scale: float,
+    temperature: float | None = None,
 ) -> float:
     import torch
 
     obs = torch.as_tensor(batch.observations)
-    values, log_prob, _ = network.evaluate_actions(
-        obs, torch.as_tensor(batch.actions), action_masks=torch.as_tensor(batch.masks)
-    )
+    if temperature is None:  # the teacher's move
+        values, log_prob, _ = network.evaluate_actions(
+            obs, torch.as_tensor(batch.actions), action_masks=torch.as_tensor(batch.masks)
+        )
+    else:  # the softmax of the teacher's action values
+        values = network.predict_values(obs)
+        log_probs = network.get_distribution(obs, action_masks=batch.masks).distribution.logits  # normalised
+        targets = torch.as_tensor(_policy_targets(batch, temperature))
+        log_prob = (targets * log_probs.masked_fill(~torch.as_tensor(batch.masks), 0.0)).sum(dim=1)
     weights = torch.as_tensor(np.where(batch.go_stop, go_stop_weight, 1.0), dtype=torch.float32)
     returns = torch.as_tensor(batch.returns * reward_scale)
     loss = -(weights * log_prob).sum() / weights.sum() + value_weight * ((values.flatten() - returns) ** 2).mean()
@@ -168,6 +206,22 @@ def _fit_batch(
     loss.backward()
     optimizer.step()
     return float(loss.item())
+
+
+def _policy_targets(batch: Demonstrations, temperature: float) -> np.ndarray:
+    """``(n, 125)`` float32 what the policy is fitted to at a ``temperature``: the softmax of
+    the teacher's action values over the actions it valued (one-hot of its move in rows where
+    it valued none)."""
+    targets = np.zeros(batch.masks.shape, np.float32)
+    targets[np.arange(len(batch)), batch.actions] = 1.0
+    assert batch.values is not None  # checked by clone
+    values = batch.values.astype(np.float32)
+    valued = np.isfinite(values).any(axis=1)
+    scaled = np.where(np.isfinite(values), values / temperature, -np.inf)[valued]
+    scaled -= scaled.max(axis=1, keepdims=True)
+    weights = np.exp(scaled)
+    targets[valued] = weights / weights.sum(axis=1, keepdims=True)
+    return targets
 
 
 def agreement(network: Any, demos: Demonstrations) -> dict[str, float]:

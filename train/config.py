@@ -48,10 +48,13 @@ CRITICS = ("own", "oracle")  # what the value network reads (see train.asymmetri
 class BCConfig:
     """Behaviour cloning: demonstrations of ``teacher`` in every seat, then supervised epochs.
     With ``behaviour``, that agent plays the hands and the teacher labels the states it
-    reaches (DAgger; with ``ppo.init`` the student's own states)."""
+    reaches (DAgger; with ``ppo.init`` the student's own states). With ``temperature`` (and a
+    search teacher and a behaviour) the policy is fitted to the softmax of the search's action
+    values at that temperature, in chips, instead of its move."""
 
     teacher: str = "greedy:stop=ev:n=8"
     behaviour: str | None = None
+    temperature: float | None = None  # chips: fit the softmax of a search teacher's action values
     hands: int = 4000
     epochs: int = 5
     batch_size: int = 512
@@ -177,6 +180,7 @@ class TrainConfig:
         }
         if self.bc is not None:
             positive.update({"bc.hands": self.bc.hands, "bc.epochs": self.bc.epochs})
+            self._check_temperature(self.bc)
         for key, value in positive.items():
             if value < 1:
                 raise ValueError(f"{key} must be at least 1, got {value}")
@@ -237,6 +241,16 @@ class TrainConfig:
     def match_format(self) -> MatchFormat | None:
         """The matches this run trains on (None: single hands)."""
         return match_format(self.rules, self.match.hands, self.match.bankroll)
+
+    @staticmethod
+    def _check_temperature(bc: BCConfig) -> None:
+        """bc.temperature: positive, and only where a search labels a behaviour's states."""
+        if bc.temperature is None:
+            return
+        if not bc.temperature > 0:
+            raise ValueError(f"bc.temperature must be a positive number of chips, got {bc.temperature!r}")
+        if bc.behaviour is None or not bc.teacher.split(":")[0] == "search":
+            raise ValueError("bc.temperature fits a search teacher's action values on bc.behaviour's states: set both")
 
     def _check_critic_and_start(self) -> None:
         if self.ppo.critic not in CRITICS:
@@ -390,6 +404,7 @@ TYPES = {
     "str": (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string"),
     "str | None": (lambda v: v is None or (isinstance(v, str) and v.strip() != ""), "a non-empty string"),
     "int | None": (lambda v: v is None or _is_int(v), "an integer"),
+    "float | None": (lambda v: v is None or _is_number(v), "a number"),
     "tuple[int, ...]": (
         lambda v: isinstance(v, tuple) and 1 <= len(v) <= 8 and all(map(_is_int, v)),
         "a list of 1 to 8 integers",

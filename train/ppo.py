@@ -275,6 +275,7 @@ def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bo
         bc.go_stop_weight,
         bc.value_weight,
         config.ppo.reward_scale,
+        temperature=bc.temperature,
     )
     for epoch in history:
         log("  " + ", ".join(f"{k} {v:.4g}" for k, v in epoch.items()))
