@@ -131,6 +131,7 @@ TOKEN_WIDTH = sum(s.size for s in CARD_FEATURES)
 COUNTERS_SIZE = sum(s.size for s in COUNTERS)
 MATCH_SIZE = sum(s.size for s in MATCH)
 MATGO_SIZE = sum(s.size for s in MATGO)
+EXTRA_SIZES = {MATGO_SUFFIX: MATGO_SIZE, MATCH_SUFFIX: MATCH_SIZE}
 
 _BASE_ENCODINGS = {
     "vector": CARD_LOCATIONS + (CHOICE,) + COUNTERS,
@@ -182,7 +183,7 @@ def encoding_shape(name: str) -> tuple[int, ...]:
 
 def _extras_size(extras: tuple[str, ...]) -> int:
     """The values the extra section groups ``extras`` add."""
-    return sum(s.size for suffix in extras for s in EXTRAS[suffix])
+    return sum(EXTRA_SIZES[suffix] for suffix in extras)
 
 
 def _context_rows(extra_size: int) -> int:

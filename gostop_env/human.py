@@ -50,8 +50,7 @@ def play_in_terminal(
         events = batch.step([action]).game(0)
         flipped = [card_name(int(c)) for c in batch.stock[0, before : int(batch.stock_pos[0])]]
         lines = move_lines(None if mine else f"seat {mover}", action, events, rules.players)
-        if not batch.done[0]:
-            lines += ["  " + line for line in paid_at_once(paid, batch.payments[0].tolist())]
+        lines += paid_at_once(paid, batch.payments[0].tolist(), bool(batch.done[0]))
         if flipped:
             lines.insert(0 if mine else 1, f"  flipped from the stock: {', '.join(flipped)}")
         for line in lines:

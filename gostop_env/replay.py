@@ -116,14 +116,15 @@ def move_lines(who: str | None, action: int, events: Events, players: int) -> li
     return ([] if said else [f"{who}: {action_name(action)}"]) + ["  " + line for line in describe(events, players)]
 
 
-def paid_at_once(before: list[int], after: list[int]) -> list[str]:
-    """The line that tells a payment made during a hand (docs/rules.md §15: a first-turn or
-    consecutive ppuk, a first-turn ttadak), from each seat's payments before and after a
-    step that did not end the hand; none where nothing changed hands."""
-    if before == after:
+def paid_at_once(before: list[int], after: list[int], ended: bool) -> list[str]:
+    """The log line, indented as ``move_lines`` indents events, that tells a payment made
+    during a hand (docs/rules.md §15: a first-turn or consecutive ppuk, a first-turn ttadak),
+    from each seat's payments before and after a step; none where nothing changed hands, or
+    where the step ``ended`` the hand (the hand's end tells its payments)."""
+    if ended or before == after:
         return []
     moved = ", ".join(f"seat {seat} {b - a:+d}" for seat, (a, b) in enumerate(zip(before, after)))
-    return [f"paid at once (a first-turn or consecutive ppuk, or a first-turn ttadak): {moved}"]
+    return [f"  paid at once (a first-turn or consecutive ppuk, or a first-turn ttadak): {moved}"]
 
 
 EVENT_TEXT = {

@@ -154,8 +154,7 @@ class TableGame:
         self.actions.append(action)
         self.flipped += [int(c) for c in self.batch.stock[0, before : int(self.batch.stock_pos[0])]]
         self.events += move_lines(who, action, events, self.rules.players)
-        if not self.done:
-            self.events += ["  " + line for line in paid_at_once(paid, self.batch.payments[0].tolist())]
+        self.events += paid_at_once(paid, self.batch.payments[0].tolist(), self.done)
 
     def state(self) -> dict[str, Any]:
         """What the page shows (module docstring)."""
@@ -205,8 +204,7 @@ def _replay_state(replay: Replay, step: int) -> dict[str, Any]:
             mover = seat
         paid = list(game.payments)
         events = move_lines(f"seat {seat}", action, game.step(action), game.rules.players)
-        if not game.done:
-            events += ["  " + line for line in paid_at_once(paid, list(game.payments))]
+        events += paid_at_once(paid, list(game.payments), game.done)
     if shown is None:
         shown = _replay_picture(game, events)
     return {

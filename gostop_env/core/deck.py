@@ -7,7 +7,7 @@ deck orders; given the deck and the actions a hand is fully determined.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,9 +51,9 @@ def replace_layout_jokers(layout: list[int], stock: list[int]) -> tuple[list[int
     return layout, stock, jokers
 
 
-def four_of_a_month(layout: Sequence[int]) -> int | None:
-    """The month index of which ``layout`` holds all four cards, or None."""
-    counts = Counter(int(MONTH[c]) for c in layout if c < NUM_MONTH_CARDS)
+def four_of_a_month(cards: Iterable[int]) -> int | None:
+    """The month index of which ``cards`` (a layout, a hand) hold all four, or None."""
+    counts = Counter(int(MONTH[c]) for c in cards if c < NUM_MONTH_CARDS)
     full = [m for m, n in counts.items() if n == 4]
     return full[0] if full else None
 

@@ -42,7 +42,7 @@ from .bitboard import (
 from .deck import DEAL_PACKETS, DEALT, fisher_yates
 from .events import NUM_EVENTS, BatchEvents, Event
 from .outcomes import Outcome, Result
-from .rules import PPUK_STREAK, THREE_PPUKS
+from .rules import THREE_PPUKS
 from .scoring import BIT32, pile_scores, read_piles
 from .state import DECIDE, END_TURN, FLIP, NEXT_TURN, RESOLVE_H, STATE_FIELDS, STOP, GameState
 
@@ -495,8 +495,7 @@ class NumpyEngine(GameState):
         if not chips:
             return
         turn = flat(self.turns)[slot].astype(np.int64)
-        longest = PPUK_STREAK if self.rules.consecutive_ppuk else 1
-        paid = (flat(self.ppuks)[slot] == turn) & (turn <= longest)
+        paid = (flat(self.ppuks)[slot] == turn) & (turn <= self.rules.paid_ppuk_streak)
         self._paid_by_each_opponent(idx[paid], seat[paid], turn[paid] * chips)
 
     def _paid_by_each_opponent(self, idx: np.ndarray, seat: np.ndarray, chips: np.ndarray) -> None:

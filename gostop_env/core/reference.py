@@ -55,7 +55,7 @@ from .deck import deal_slices, decks_from_seeds, four_of_a_month, replace_layout
 from .events import Event, Events
 from .outcomes import Outcome, Result
 from .position import Position
-from .rules import MAX_CARRY, PPUK_STREAK, THREE_PPUKS, Rules, check_carry
+from .rules import MAX_CARRY, THREE_PPUKS, Rules, check_carry
 from .scoring import PileReading, junk_value, read_pile
 
 MONTHS = tuple(int(m) for m in MONTH)
@@ -183,8 +183,7 @@ class ReferenceGame:
         self._chongtong([0])
 
     def _has_chongtong(self, seat: int) -> bool:
-        months = [month_of(c) for c in self.hands[seat] if not is_joker(c)]
-        return any(months.count(m) == 4 for m in set(months))
+        return four_of_a_month(self.hands[seat]) is not None
 
     def _chongtong(self, holders: list[int]) -> None:
         """§3.3: each opponent pays each holder ``chongtong_chips``, flat."""
@@ -498,12 +497,11 @@ class ReferenceGame:
     def _ppuk_payment(self, seat: int) -> None:
         """§15: a ppuk is counted; one on the player's first turn is paid for at once, and
         under ``consecutive_ppuk`` so are ppuks that carry on a streak from the first turn
-        (the n-th turn's pays n times ``first_ppuk_chips``, up to ``PPUK_STREAK``)."""
+        (the n-th turn's pays n times ``first_ppuk_chips``, up to ``Rules.paid_ppuk_streak``)."""
         self.ppuks[seat] += 1
-        turn, rules = self.turns[seat], self.rules
-        on_streak = self.ppuks[seat] == turn and (turn == 1 or (rules.consecutive_ppuk and turn <= PPUK_STREAK))
-        if on_streak:
-            self._paid_by_each_opponent(seat, turn * rules.first_ppuk_chips)
+        turn = self.turns[seat]
+        if self.ppuks[seat] == turn <= self.rules.paid_ppuk_streak:
+            self._paid_by_each_opponent(seat, turn * self.rules.first_ppuk_chips)
 
     def _paid_by_each_opponent(self, seat: int, chips: int) -> None:
         """A flat payment of ``chips`` from each opponent to ``seat``, at once."""

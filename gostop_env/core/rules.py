@@ -191,6 +191,12 @@ class Rules:
         return cls(**values)
 
     @property
+    def paid_ppuk_streak(self) -> int:
+        """The last own turn whose ppuk is paid at once when every turn before had one:
+        ``PPUK_STREAK`` under ``consecutive_ppuk``, else 1 (the first turn's only)."""
+        return PPUK_STREAK if self.consecutive_ppuk else 1
+
+    @property
     def preset_name(self) -> str | None:
         """The preset these rules are, exactly (no override), or None."""
         return next((name for name in presets_for(self.players) if Rules.preset(name, self.players) == self), None)

@@ -18,7 +18,7 @@ from ..actions import Phase
 from ..bitboard import NIBBLE_LOW
 from ..events import Event
 from ..outcomes import Outcome, Result
-from ..rules import LAYOUT_FOUR_MODES, PPUK_STREAK, THREE_PPUKS, Rules
+from ..rules import LAYOUT_FOUR_MODES, THREE_PPUKS, Rules
 from ..scoring import BIT32, BRIGHT_POINTS, GODORI_POINTS, RIBBON_SET_POINTS, THRESHOLDS
 from ..state import STAGES
 from .arrays import NUM_EVENTS
@@ -71,7 +71,7 @@ def rule_options(rules: Rules) -> np.ndarray:
             rules.steal_choice == "lowest",
             rules.bonus_steal,
             rules.first_ppuk_chips,
-            PPUK_STREAK if rules.consecutive_ppuk else 1,
+            rules.paid_ppuk_streak,
             rules.three_ppuk_chips,
             rules.first_ttadak_chips,
             rules.chongtong_chips,
@@ -492,21 +492,16 @@ def stop(s: Any, ev: Any, i: int, options: Any) -> int:
     seat, players = int(s.seat[i]), s.players
     count(s, ev, i, seat, E_STOP)
     s.winner[i] = seat
-    shares = s.payments[at(s, i, 0) : at(s, i, players)]  # what each seat owes, then the payments
-    before0, before1 = shares[0], shares[1]  # paid during the hand (§15): kept, added back below
-    before2 = shares[2] if players > 2 else 0
+    # what each seat owes, worked out in the game's row of the step's payments, which
+    # end_hand overwrites: the stop's payments add to those made during the hand (§15)
+    shares = ev.payments[at(s, i, 0) : at(s, i, players)]
     owed(s, i, seat, options, shares)
     if options[R_GO_BAK]:
         go_bak(s, i, seat, shares)
     shares[seat] = 0
     total = shares.sum()
     for p in range(players):
-        shares[p] = -shares[p]
-    shares[seat] = total
-    shares[0] += before0
-    shares[1] += before1
-    if players > 2:
-        shares[2] += before2
+        s.payments[at(s, i, p)] += total if p == seat else -shares[p]
     end_hand(s, ev, i, STOPPED)
     return DECIDE
 
