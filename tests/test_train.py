@@ -16,7 +16,7 @@ from gostop.agents.registry import (
     load_model,  # noqa: E402
     make_agent,  # noqa: E402
 )
-from gostop.train.bc import agreement, clone, collect  # noqa: E402
+from gostop.train.bc import agreement, clone, collect, collect_in_parts  # noqa: E402
 from gostop.train.config import TrainConfig  # noqa: E402
 from gostop.train.ppo import train  # noqa: E402
 from gostop_env.core import Phase, Rules  # noqa: E402
@@ -151,6 +151,29 @@ def test_dagger_demonstrations_are_the_teachers_moves_on_the_behaviours_states()
     assert (labels == demos.actions).all() and demos.masks[np.arange(len(demos)), demos.actions].all()
     own = collect(teacher, rules, hands=40, seed=5, batch_size=16)  # the same deals, greedy playing
     assert len(own) != len(demos) or (own.observations != demos.observations).any()
+
+
+def test_demonstrations_in_parts_are_each_parts_own_collection_joined_in_order():
+    rules, logs = Rules(), []
+    demos = collect_in_parts("greedy", rules, hands=7, seed=40, parts=2, behaviour="random", log=logs.append)
+    teacher, behaviour = Greedy(rules=rules), RandomPolicy()
+    first, second = (collect(teacher, rules, n, seed, behaviour=behaviour) for n, seed in ((4, 40), (3, 41)))
+    assert len(demos) == len(first) + len(second)
+    for name in ("observations", "masks", "actions", "go_stop", "returns"):
+        assert np.array_equal(getattr(demos, name), np.concatenate([getattr(first, name), getattr(second, name)]))
+    assert logs[0].startswith("demonstrations: part 1 of 2 (4 hands") and len(logs) == 2
+    with pytest.raises(ValueError, match="parts"):
+        collect_in_parts("greedy", rules, hands=2, seed=0, parts=3)
+
+
+def test_a_run_collects_its_demonstrations_in_parts(tmp_path):
+    logs = []
+    out = train(smoke(tmp_path, "ppo.timesteps=0", "bc.hands=6", "bc.parts=2"), progress=False, log=logs.append)
+    assert any("part 2 of 2 (3 hands" in line for line in logs) and (out / "model").is_dir()
+    with pytest.raises(ValueError, match="bc.parts"):
+        smoke(tmp_path, "bc.hands=2", "bc.parts=3")
+    with pytest.raises(ValueError, match="bc.parts"):
+        smoke(tmp_path, "bc.parts=0")
 
 
 def test_a_search_labelling_states_gives_its_action_values_and_they_can_be_cloned(tmp_path):

@@ -4,6 +4,7 @@
 for every decision, the mover's observation, legal mask, chosen action and the chips that
 seat finally won; given a ``behaviour`` agent, that agent plays the hands and the teacher
 only labels the states it reaches (DAgger: the student's own states, the teacher's moves).
+:func:`collect_in_parts` does the same in independent parts, each in its own process.
 :func:`clone` trains a masked actor-critic network (the policy of a MaskablePPO model) on
 them: cross-entropy on the teacher's actions (go/stop decisions weighted up) plus a value
 loss on the final chips, so PPO fine-tuning starts from both.
@@ -11,7 +12,9 @@ loss on the final chips, so PPO fine-tuning starts from both.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +82,44 @@ def collect(
         batch = batch_class(backend)(rules, decks)
         parts.append(_record_hands(teacher, behaviour, batch, encoding, rng))
     return Demonstrations.concatenate(parts)
+
+
+def collect_in_parts(
+    teacher: str,
+    rules: Rules,
+    hands: int,
+    seed: int,
+    parts: int,
+    encoding: str = "vector",
+    backend: str | None = None,
+    behaviour: str | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Demonstrations:
+    """:func:`collect` of the agents named ``teacher`` (and ``behaviour``) over ``hands`` split
+    into ``parts`` near-equal parts, part i from ``seed + i``, in up to ``parts`` processes (no
+    more than the machine's cores); joined in part order, so the result depends on ``parts``
+    alone. ``log`` hears of each part as it ends."""
+    if not 1 <= parts <= hands:
+        raise ValueError(f"need 1 <= parts <= hands, got {parts} parts of {hands} hands")
+    sizes = [len(chunk) for chunk in np.array_split(np.arange(hands), parts)]
+    jobs = [(teacher, behaviour, rules, size, seed + i, encoding, backend) for i, size in enumerate(sizes)]
+    workers = min(parts, multiprocessing.cpu_count())
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        results = []
+        for i, demos in enumerate(pool.map(_collect_part, jobs)):
+            if log is not None:
+                log(f"demonstrations: part {i + 1} of {parts} ({sizes[i]} hands, {len(demos)} decisions)")
+            results.append(demos)
+    return Demonstrations.concatenate(results)
+
+
+def _collect_part(job: tuple[str, str | None, Rules, int, int, str, str | None]) -> Demonstrations:
+    """One part of :func:`collect_in_parts`, in a worker process: its agents made there by name."""
+    from gostop.agents.registry import make_agent
+
+    teacher, behaviour, rules, hands, seed, encoding, backend = job
+    actor = None if behaviour is None else make_agent(behaviour, rules)
+    return collect(make_agent(teacher, rules), rules, hands, seed, encoding, backend=backend, behaviour=actor)
 
 
 def _record_hands(

@@ -50,12 +50,15 @@ class BCConfig:
     With ``behaviour``, that agent plays the hands and the teacher labels the states it
     reaches (DAgger; with ``ppo.init`` the student's own states). With ``temperature`` (and a
     search teacher and a behaviour) the policy is fitted to the softmax of the search's action
-    values at that temperature, in chips, instead of its move."""
+    values at that temperature, in chips, instead of its move. With ``parts`` above 1 the
+    hands are split into that many parts, part i dealt and played from ``seed + i``, each in
+    its own process: the demonstrations depend on ``parts``, not on how many cores run them."""
 
     teacher: str = "greedy:stop=ev:n=8"
     behaviour: str | None = None
     temperature: float | None = None  # chips: fit the softmax of a search teacher's action values
     hands: int = 4000
+    parts: int = 1  # demonstrations in this many parts (part i from seed + i), in parallel processes
     epochs: int = 5
     batch_size: int = 512
     learning_rate: float = 1e-3
@@ -180,6 +183,8 @@ class TrainConfig:
         }
         if self.bc is not None:
             positive.update({"bc.hands": self.bc.hands, "bc.epochs": self.bc.epochs})
+            if self.bc.parts > self.bc.hands:
+                raise ValueError(f"bc.parts ({self.bc.parts}) must not exceed bc.hands ({self.bc.hands})")
             self._check_temperature(self.bc)
         for key, value in positive.items():
             if value < 1:
@@ -361,6 +366,7 @@ LIMITS: dict[str, tuple[float | None, float | None]] = {
     "match.bankroll": (1, None),
     "checkpoint_every": (0, None),
     "bc.hands": (1, 10_000_000),
+    "bc.parts": (1, 64),
     "bc.epochs": (1, None),
     "bc.batch_size": (1, None),
     "bc.learning_rate": (1e-12, 10),

@@ -35,7 +35,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -48,6 +48,9 @@ from gostop_env.vec_env import GoStopVecEnv, OpponentPool
 
 from .asymmetric import OracleCriticPolicy, is_actor_weight, playable_network
 from .config import TrainConfig
+
+if TYPE_CHECKING:
+    from .bc import Demonstrations
 
 Log = Callable[[str], None]
 
@@ -243,24 +246,10 @@ def start_weights(config: TrainConfig, policy: Any, out: Path, progress: bool, l
 def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bool, log: Log) -> None:
     """Fit ``policy`` (the network, of either trainer) to ``bc.teacher``'s demonstrations
     (on the states ``bc.behaviour`` reaches, where given)."""
-    from tqdm import tqdm
-
-    from .bc import clone, collect
+    from .bc import clone
 
     bc = config.bc
-    teacher = make_agent(bc.teacher, config.rules)
-    behaviour = None if bc.behaviour is None else make_agent(bc.behaviour, config.rules)
-    bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
-    demos = collect(
-        teacher,
-        config.rules,
-        bc.hands,
-        config.seed,
-        config.network_encoding,
-        progress=bar,
-        backend=config.core.backend,
-        behaviour=behaviour,
-    )
+    demos = _demonstrations(config, progress, log)
     if config.kind == "go_stop":
         demos = demos.only(np.flatnonzero(demos.go_stop))
     states = "" if bc.behaviour is None else f" on the states of {bc.behaviour}"
@@ -280,6 +269,25 @@ def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bo
     for epoch in history:
         log("  " + ", ".join(f"{k} {v:.4g}" for k, v in epoch.items()))
     (out / "bc.json").write_text(json.dumps({"decisions": len(demos), "epochs": history}, indent=2) + "\n")
+
+
+def _demonstrations(config: TrainConfig, progress: bool, log: Log) -> Demonstrations:
+    """The ``[bc]`` table's demonstrations: in this process, or in ``bc.parts`` processes."""
+    from tqdm import tqdm
+
+    from .bc import collect, collect_in_parts
+
+    bc = config.bc
+    assert bc is not None  # called for runs with a [bc] table
+    rules, encoding, backend = config.rules, config.network_encoding, config.core.backend
+    if bc.parts > 1:
+        log(f"demonstrations of {bc.teacher}: {bc.hands} hands in {bc.parts} parts, in parallel processes")
+        seed, behaviour_name = config.seed, bc.behaviour
+        return collect_in_parts(bc.teacher, rules, bc.hands, seed, bc.parts, encoding, backend, behaviour_name, log)
+    behaviour = None if bc.behaviour is None else make_agent(bc.behaviour, rules)
+    bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
+    teacher = make_agent(bc.teacher, rules)
+    return collect(teacher, rules, bc.hands, config.seed, encoding, progress=bar, backend=backend, behaviour=behaviour)
 
 
 def start_from_model(policy: Any, name: str, config: TrainConfig) -> None:
