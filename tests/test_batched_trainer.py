@@ -296,8 +296,10 @@ def test_exploit_trains_a_best_response_for_its_time_and_measures_it(tmp_path, c
     small = ["ppo.envs=16", "ppo.batch_size=128", "ppo.net_arch=[32, 32]", "checkpoint_every=100000"]
     from gostop.train.exploit import exploit
 
-    result = exploit("random", tmp_path / "e", hours=2 / 3600, deals=20, overrides=tuple(small), progress=False)
+    result = exploit("random", tmp_path / "e", hours=2 / 3600, deals=20, overrides=tuple(small), progress=True)
     assert result.agent == "random" and result.steps > 0 and result.seconds >= 2 and result.deals == 20
+    bar = capsys.readouterr().err  # a run that ends by the clock counts its steps: no total, no ETA
+    assert "batched ppo" in bar and "%" not in bar and str(10**15) not in bar
     low, high = result.chips_ci
     assert low <= result.chips <= high
     with pytest.raises(SystemExit):

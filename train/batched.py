@@ -227,7 +227,8 @@ class BatchedRun:
         deadline = time.monotonic() + (max_seconds if max_seconds is not None else float("inf"))
         self.writer = SummaryWriter(str(self.out / "tb" / "batched"), purge_step=self.done)
         total = self.config.ppo.timesteps
-        bar = tqdm(total=total, initial=self.done, desc="batched ppo", unit="step", disable=not progress)
+        shown = None if max_seconds is not None else total  # a run that ends by the clock: a count, no ETA
+        bar = tqdm(total=shown, initial=self.done, desc="batched ppo", unit="step", disable=not progress)
         learner = NetworkLearner(self.network, self.config.ppo.precision)
         while self.done < total:
             self._due_tasks()
