@@ -98,7 +98,8 @@ def collect_in_parts(
     """:func:`collect` of the agents named ``teacher`` (and ``behaviour``) over ``hands`` split
     into ``parts`` near-equal parts, part i from ``seed + i``, in up to ``parts`` processes (no
     more than the machine's cores); joined in part order, so the result depends on ``parts``
-    alone. ``log`` hears of each part as it ends."""
+    alone. ``log`` hears of each part as it ends. The workers are spawned, so a script that
+    calls this guards its top level with ``if __name__ == "__main__":``."""
     if not 1 <= parts <= hands:
         raise ValueError(f"need 1 <= parts <= hands, got {parts} parts of {hands} hands")
     sizes = [len(chunk) for chunk in np.array_split(np.arange(hands), parts)]
