@@ -282,8 +282,9 @@ def _demonstrations(config: TrainConfig, progress: bool, log: Log) -> Demonstrat
     rules, encoding, backend = config.rules, config.network_encoding, config.core.backend
     if bc.parts > 1:
         log(f"demonstrations of {bc.teacher}: {bc.hands} hands in {bc.parts} parts, in parallel processes")
-        seed, behaviour_name = config.seed, bc.behaviour
-        return collect_in_parts(bc.teacher, rules, bc.hands, seed, bc.parts, encoding, backend, behaviour_name, log)
+        return collect_in_parts(
+            bc.teacher, rules, bc.hands, config.seed, bc.parts, encoding, backend, behaviour=bc.behaviour, log=log
+        )
     behaviour = None if bc.behaviour is None else make_agent(bc.behaviour, rules)
     bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
     teacher = make_agent(bc.teacher, rules)
