@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from gostop.agents.registry import make_agent  # noqa: E402
-from gostop.train.batched import NetworkLearner, new_network, train_batched  # noqa: E402
+from gostop.train.batched import NetworkLearner, _minibatch_step, new_network, train_batched  # noqa: E402
 from gostop.train.config import TrainConfig  # noqa: E402
 from gostop.train.rollout import LEARNER, League, Samples, SeatedGames, advantages  # noqa: E402
 from gostop_env.core import Rules  # noqa: E402
@@ -158,6 +158,31 @@ def test_network_learner_samples_legal_actions_with_their_log_probabilities(tmp_
     legal = np.where(masks, logits, -np.inf)
     expected = legal[np.arange(200), actions] - np.log(np.exp(legal).sum(axis=1))
     np.testing.assert_allclose(log_probs, expected, atol=1e-4)
+
+
+def test_the_update_reports_the_entropy_of_the_legal_actions_alone(tmp_path):
+    import torch
+
+    config = batched(tmp_path)
+    network = new_network(config)
+    torch.nn.init.zeros_(network.action_net.weight)
+    torch.nn.init.zeros_(network.action_net.bias)  # every legal action equally likely
+    rng = np.random.default_rng(1)
+    masks = rng.random((64, 125)) < 0.1
+    masks[:, 3] = True
+    rows = 64
+    batch = [
+        torch.from_numpy(rng.random((rows, 571)).astype(np.float32)),
+        torch.from_numpy(masks),
+        torch.full((rows,), 3, dtype=torch.int64),
+        torch.from_numpy(-np.log(masks.sum(axis=1)).astype(np.float32)),
+        torch.zeros(rows),
+        torch.zeros(rows),
+    ]
+    optimizer = torch.optim.Adam(network.parameters(), lr=0.0)
+    figures = _minibatch_step(network, optimizer, batch, config.ppo)
+    assert figures["entropy"] == pytest.approx(np.log(masks.sum(axis=1)).mean(), rel=1e-5)
+    assert figures["clip_fraction"] == 0.0  # the old log-probabilities are the uniform policy's
 
 
 # ---- configs -----------------------------------------------------------------------------------

@@ -116,7 +116,7 @@ def update(
         order = rng.permutation(len(samples))
         for start in range(0, len(order), p.batch_size):
             rows = torch.from_numpy(order[start : start + p.batch_size])
-            figures = _minibatch_step(network, optimizer, [d[rows] for d in data], p)
+            figures = _minibatch_step(network, optimizer, [d.index_select(0, rows) for d in data], p)
             for key, value in figures.items():
                 totals[key] += value
             batches += 1
@@ -136,7 +136,8 @@ def _minibatch_step(network: Any, optimizer: Any, batch: list[Any], p: PPOConfig
     ratio = torch.exp(log_probs - old_log_probs)
     policy_loss = -torch.min(ratio * advantage, ratio.clamp(1 - clip, 1 + clip) * advantage).mean()
     value_loss = ((values - returns) ** 2).mean()
-    entropy = -(log_probs_all.exp() * log_probs_all).masked_fill(~masks, 0.0).sum(1).mean()
+    legal = log_probs_all.masked_fill(~masks, 0.0)  # 0 where masked: exp of an underflowing logit is slow on CPU
+    entropy = -(legal.exp() * legal).sum(1).mean()
     loss = policy_loss + VALUE_WEIGHT * value_loss - ent_coef * entropy
     optimizer.zero_grad()
     loss.backward()
