@@ -202,6 +202,30 @@ def test_bad_batched_configs_are_named_before_any_work(tmp_path, override, messa
         batched(tmp_path, override)
 
 
+@pytest.mark.parametrize("threads", ["two", "0", "-1", ""])
+def test_a_bad_thread_count_is_named_before_any_work(tmp_path, monkeypatch, threads):
+    monkeypatch.setenv("GOSTOP_TORCH_THREADS", threads)
+    config = batched(tmp_path)
+    with pytest.raises(ValueError, match="GOSTOP_TORCH_THREADS must be a whole number"):
+        train_batched(config, progress=False, log=lambda _: None)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_thread_count_is_given_to_torch(monkeypatch):
+    import torch
+
+    from gostop.train.ppo import set_torch_threads
+
+    before = torch.get_num_threads()
+    monkeypatch.setenv("GOSTOP_TORCH_THREADS", "2")
+    try:
+        assert set_torch_threads() == 2 and torch.get_num_threads() == 2
+        monkeypatch.delenv("GOSTOP_TORCH_THREADS")
+        assert set_torch_threads() == 1 and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_self_play_and_bfloat16_need_the_batched_trainer(tmp_path):
     with pytest.raises(ValueError, match="self_play needs trainer = 'batched'"):
         TrainConfig.load("smoke", ["opponents.self_play=1.0"])

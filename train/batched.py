@@ -36,7 +36,17 @@ from gostop_env.encodings import OBSERVATION_HIGH, encoding_shape
 from gostop_env.files import write_json_atomic
 
 from .config import PPOConfig, TrainConfig
-from .ppo import Log, _league_weights, _next, _snapshot, model_meta, record_evaluation, run_lock, start_weights
+from .ppo import (
+    Log,
+    _league_weights,
+    _next,
+    _snapshot,
+    model_meta,
+    record_evaluation,
+    run_lock,
+    set_torch_threads,
+    start_weights,
+)
 from .rollout import League, Samples, SeatedGames, advantages
 
 VALUE_WEIGHT = 0.5  # weight of the value loss (SB3's default vf_coef, so the two trainers compare)
@@ -161,9 +171,7 @@ def train_batched(
     """Run (or resume) a ``trainer = "batched"`` run; return the run folder. With
     ``max_seconds`` the run also ends at the first round boundary after that much wall time
     (then checkpointed, exported and evaluated as at ``ppo.timesteps``)."""
-    import torch
-
-    torch.set_num_threads(int(os.environ.get("GOSTOP_TORCH_THREADS", "1")))
+    set_torch_threads()
     out = Path(config.out)
     with run_lock(out):
         run = BatchedRun(config, out, resume, log)

@@ -58,12 +58,27 @@ Log = Callable[[str], None]
 def train(config: TrainConfig, resume: bool = False, progress: bool = True, log: Log = print) -> Path:
     """Run (or resume) the training ``config`` describes; return the run folder. The folder
     is locked while the run uses it (a second run or resume on it is refused)."""
-    import torch
-
-    torch.set_num_threads(int(os.environ.get("GOSTOP_TORCH_THREADS", "1")))
+    set_torch_threads()
     out = Path(config.out)
     with run_lock(out):
         return _train(config, out, resume, progress, log)
+
+
+THREADS_VARIABLE = "GOSTOP_TORCH_THREADS"
+
+
+def set_torch_threads() -> int:
+    """Give torch the threads ``$GOSTOP_TORCH_THREADS`` asks for (1 when unset: the small
+    networks here train fastest on one) and return that number; ValueError, before any work,
+    on anything but a whole number from 1."""
+    import torch
+
+    text = os.environ.get(THREADS_VARIABLE, "1")
+    threads = int(text) if text.strip().isdigit() else 0
+    if threads < 1:
+        raise ValueError(f"{THREADS_VARIABLE} must be a whole number of threads, 1 or more; got {text!r}")
+    torch.set_num_threads(threads)
+    return threads
 
 
 def _train(config: TrainConfig, out: Path, resume: bool, progress: bool, log: Log) -> Path:
