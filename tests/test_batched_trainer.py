@@ -202,7 +202,7 @@ def test_bad_batched_configs_are_named_before_any_work(tmp_path, override, messa
         batched(tmp_path, override)
 
 
-@pytest.mark.parametrize("threads", ["two", "0", "-1", ""])
+@pytest.mark.parametrize("threads", ["two", "0", "-1", "", "2.5", "²"])
 def test_a_bad_thread_count_is_named_before_any_work(tmp_path, monkeypatch, threads):
     monkeypatch.setenv("GOSTOP_TORCH_THREADS", threads)
     config = batched(tmp_path)

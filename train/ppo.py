@@ -74,7 +74,10 @@ def set_torch_threads() -> int:
     import torch
 
     text = os.environ.get(THREADS_VARIABLE, "1")
-    threads = int(text) if text.strip().isdigit() else 0
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
     if threads < 1:
         raise ValueError(f"{THREADS_VARIABLE} must be a whole number of threads, 1 or more; got {text!r}")
     torch.set_num_threads(threads)
