@@ -214,7 +214,7 @@ def test_a_bad_thread_count_is_named_before_any_work(tmp_path, monkeypatch, thre
 def test_the_thread_count_is_given_to_torch(monkeypatch):
     import torch
 
-    from gostop.train.ppo import set_torch_threads
+    from gostop.train.run import set_torch_threads
 
     before = torch.get_num_threads()
     monkeypatch.setenv("GOSTOP_TORCH_THREADS", "2")
@@ -293,7 +293,7 @@ def test_gostop_train_runs_the_trainer_the_config_names(tmp_path, capsys):
 def test_a_run_folder_in_use_is_refused_and_a_damaged_state_is_named(tmp_path):
     import fcntl
 
-    from gostop.train.ppo import LOCK_FILE
+    from gostop.train.run import LOCK_FILE
     from gostop_env.files import FolderInUseError
 
     config = batched(tmp_path)

@@ -455,7 +455,7 @@ def test_a_run_may_start_from_a_model_of_other_rules_for_as_many_players(tmp_pat
 
     from gostop.agents.learned import load_network
     from gostop.train.batched import new_network
-    from gostop.train.ppo import start_from_model
+    from gostop.train.start import start_from_model
 
     config = _no_bc_config(tmp_path, "preset='korean'", "ppo.init='expert_ppo'", "ppo.net_arch=[256, 256]")
     network = new_network(config)
@@ -501,7 +501,7 @@ def test_oracle_critic_reads_hidden_cards_and_its_policy_does_not(tmp_path):
 def test_a_training_folder_in_use_is_refused_and_its_state_is_written_whole(tmp_path):
     import fcntl
 
-    from gostop.train.ppo import LOCK_FILE
+    from gostop.train.run import LOCK_FILE
     from gostop_env.files import FolderInUseError
 
     config = smoke(tmp_path)

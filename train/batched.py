@@ -11,7 +11,7 @@ discount 1) over each complete hand. Nothing else sits between the game and the 
 vector-env layer, no per-step Python per game, which is what makes it several times faster
 than MaskablePPO on the same network (``benchmarks/train_throughput.py``).
 
-The run folder is the same as :mod:`gostop.train.ppo`'s (``config.json``, ``state.json``,
+The run folder is :mod:`gostop.train.run`'s (``config.json``, ``state.json``,
 ``snapshots/``, ``eval.jsonl``, ``tb/``, ``model/``), with checkpoints as
 ``checkpoints/batched_<steps>.safetensors`` (weights and optimizer moments; no pickle) and
 the generator's state and the nagari carries in ``state.json``. Checkpoints fall between
@@ -36,18 +36,19 @@ from gostop_env.encodings import OBSERVATION_HIGH, encoding_shape
 from gostop_env.files import write_json_atomic
 
 from .config import PPOConfig, TrainConfig
-from .ppo import (
+from .rollout import League, Samples, SeatedGames, advantages
+from .run import (
     Log,
-    _league_weights,
-    _next,
-    _snapshot,
+    league_snapshot,
+    league_weights,
     model_meta,
+    next_due,
     record_evaluation,
     run_lock,
     set_torch_threads,
-    start_weights,
+    start_run,
 )
-from .rollout import League, Samples, SeatedGames, advantages
+from .start import start_weights
 
 VALUE_WEIGHT = 0.5  # weight of the value loss (SB3's default vf_coef, so the two trainers compare)
 MAX_GRAD_NORM = 0.5  # gradients are clipped to this norm (SB3's default)
@@ -188,10 +189,8 @@ class BatchedRun:
     def __init__(self, config: TrainConfig, out: Path, resume: bool, log: Log):
         import torch
 
-        from .ppo import _start_run
-
         self.config, self.out, self.log = config, out, log
-        self.state = _start_run(config, out, resume)
+        self.state = start_run(config, out, resume)
         self.network = new_network(config)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.rng = np.random.default_rng(config.seed)
@@ -201,8 +200,8 @@ class BatchedRun:
             [make_agent(n, rules) for n in names], list(config.opponents.pool.values()), config.opponents.self_play
         )
         for folder in self.state["snapshots"]:
-            self.league.add(_snapshot(folder, config), 0.0)
-        self.league.set_weights(_league_weights(config, len(self.state["snapshots"])))
+            self.league.add(league_snapshot(folder, config), 0.0)
+        self.league.set_weights(league_weights(config, len(self.state["snapshots"])))
         p = config.ppo
         self.games = SeatedGames(
             rules, p.envs, self.league, config.encoding, p.reward, p.reward_scale, backend=config.core.backend
@@ -213,7 +212,7 @@ class BatchedRun:
             log(f"resumed {out} at {self.done} timesteps")
         else:
             self._start_weights()
-        self.due = {what: _next(self.done, every) for what, every in self._periods().items()}
+        self.due = {what: next_due(self.done, every) for what, every in self._periods().items()}
         self.last_eval: int | None = None
 
     @property
@@ -272,7 +271,7 @@ class BatchedRun:
             due = self.due[what]
             if due is not None and self.done >= due:
                 action()
-                self.due[what] = _next(self.done, self._periods()[what])
+                self.due[what] = next_due(self.done, self._periods()[what])
 
     def _save(self, folder: Path) -> Path:
         self.network.set_training_mode(False)
@@ -280,9 +279,9 @@ class BatchedRun:
 
     def _take_snapshot(self) -> None:
         folder = self._save(self.out / "snapshots" / f"{self.done:09d}")
-        self.league.add(_snapshot(folder, self.config), 0.0)
+        self.league.add(league_snapshot(folder, self.config), 0.0)
         self.state["snapshots"].append(str(folder))
-        self.league.set_weights(_league_weights(self.config, len(self.state["snapshots"])))
+        self.league.set_weights(league_weights(self.config, len(self.state["snapshots"])))
 
     def _evaluate(self) -> None:
         folder = self._save(self.out / "latest")
@@ -335,7 +334,7 @@ class BatchedRun:
 
 
 class _Scalars:
-    """The two calls :func:`gostop.train.ppo.record_evaluation` makes of SB3's logger, on a
+    """The two calls :func:`gostop.train.run.record_evaluation` makes of SB3's logger, on a
     TensorBoard writer."""
 
     def __init__(self, writer: Any):

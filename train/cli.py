@@ -764,7 +764,7 @@ def _curve(args: argparse.Namespace) -> int:
 
 def _remove_run(folder: Path) -> None:
     """Delete an earlier training run (only a folder that looks like one)."""
-    from gostop.train.ppo import LOCK_FILE
+    from gostop.train.run import LOCK_FILE
     from gostop_env.files import folder_lock
 
     if folder.exists():
