@@ -211,6 +211,25 @@ def test_a_bad_thread_count_is_named_before_any_work(tmp_path, monkeypatch, thre
     assert not (tmp_path / "run").exists()
 
 
+def test_each_trainer_refuses_a_config_for_the_other_before_any_work(tmp_path):
+    from gostop.train.ppo import train
+
+    with pytest.raises(ValueError, match="names trainer = 'batched', not 'sb3'"):
+        train(batched(tmp_path), progress=False, log=lambda _: None)
+    sb3 = TrainConfig.load("smoke", [f'out="{tmp_path / "run"}"'])
+    with pytest.raises(ValueError, match="names trainer = 'sb3', not 'batched'"):
+        train_batched(sb3, progress=False, log=lambda _: None)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_goes_to_the_trainer_its_config_names(tmp_path):
+    from gostop.train.run import train
+
+    out = train(batched(tmp_path), progress=False, log=lambda _: None)
+    names = [p.name for p in (out / "checkpoints").iterdir()]
+    assert names and all(n.startswith("batched_") and n.endswith(".safetensors") for n in names)
+
+
 def test_the_thread_count_is_given_to_torch(monkeypatch):
     import torch
 

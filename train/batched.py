@@ -39,6 +39,7 @@ from .config import PPOConfig, TrainConfig
 from .rollout import League, Samples, SeatedGames, advantages
 from .run import (
     Log,
+    check_trainer,
     league_snapshot,
     league_weights,
     model_meta,
@@ -172,6 +173,7 @@ def train_batched(
     """Run (or resume) a ``trainer = "batched"`` run; return the run folder. With
     ``max_seconds`` the run also ends at the first round boundary after that much wall time
     (then checkpointed, exported and evaluated as at ``ppo.timesteps``)."""
+    check_trainer(config, "batched")
     set_torch_threads()
     out = Path(config.out)
     with run_lock(out):

@@ -546,10 +546,8 @@ def _train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from tqdm import tqdm
 
-    if config.trainer == "batched":
-        from gostop.train.batched import train_batched as train
-    else:
-        from gostop.train.ppo import train
+    from gostop.train.run import train
+
     out = train(config, resume=args.resume, progress=not args.quiet, log=tqdm.write)  # lines above the bars
     logs = f", TensorBoard logs in {out / 'tb'}" if (out / "tb").exists() else ""
     print(

@@ -45,6 +45,7 @@ from .asymmetric import OracleCriticPolicy, is_actor_weight, playable_network
 from .config import TrainConfig
 from .run import (
     Log,
+    check_trainer,
     league_snapshot,
     league_weights,
     model_meta,
@@ -59,7 +60,9 @@ from .start import start_weights
 
 def train(config: TrainConfig, resume: bool = False, progress: bool = True, log: Log = print) -> Path:
     """Run (or resume) the training ``config`` describes; return the run folder. The folder
-    is locked while the run uses it (a second run or resume on it is refused)."""
+    is locked while the run uses it (a second run or resume on it is refused). The config
+    names ``trainer = "sb3"``; :func:`gostop.train.run.train` runs either trainer."""
+    check_trainer(config, "sb3")
     set_torch_threads()
     out = Path(config.out)
     with run_lock(out):
