@@ -145,7 +145,7 @@ class ModelError(ValueError):
 
 BEST = "best"
 BEST_MODELS = {
-    (2, "seed"): "expert60k_ppo",
+    (2, "seed"): "expert256_ppo",
     (2, "korean"): "korean2_ppo",
     (2, "matgo"): "matgo2_ppo",
     (3, "seed"): "seed3_ppo",

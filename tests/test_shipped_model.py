@@ -1,7 +1,8 @@
 """The shipped models (``model:ppo``, ``model:expert``, ``model:expert_ppo``, ``model:expert60k_ppo``,
-``model:expert3``, ``model:scratch``, the fine-tuned networks of the other rule sets (``matgo`` included), and
-the go/stop network trained on matches): each loads by name, records how it was made, refuses other rules,
-beats greedy, decides the same whatever the hidden cards; ``model:ppo`` is playable."""
+``model:expert256_ppo``, ``model:expert3``, ``model:scratch``, the fine-tuned networks of the other
+rule sets (``matgo`` included), and the go/stop network trained on matches): each loads by name,
+records how it was made, refuses other rules, beats greedy, decides the same whatever the hidden
+cards; ``model:ppo`` is playable."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ SHIPPED = {  # name: (players, preset, the command that made it)
     "expert": (2, "seed", "gostop train expert"),
     "expert_ppo": (2, "seed", "gostop train expert_ppo"),
     "expert60k_ppo": (2, "seed", "gostop train expert60k_ppo"),
+    "expert256_ppo": (2, "seed", "gostop train expert256_ppo"),
     "expert3": (3, "korean", "gostop train expert3"),
     "scratch": (2, "seed", "gostop train scratch"),
     "expert3_ppo": (3, "korean", "gostop train expert3_ppo"),
@@ -71,6 +73,9 @@ def test_ppo_was_fine_tuned_and_the_experts_cloned():
     cloned_then_tuned = read_meta(SHIPPED_MODELS / "expert60k_ppo")["trained"]  # one run: cloning, then PPO
     assert cloned_then_tuned["config"]["bc"]["teacher"] == "search" and cloned_then_tuned["config"]["bc"]["parts"] == 2
     assert cloned_then_tuned["timesteps"] >= 5_000_000 and cloned_then_tuned["config"]["ppo"]["init"] is None
+    stronger_teacher = read_meta(SHIPPED_MODELS / "expert256_ppo")["trained"]  # the same, from search:n=256
+    assert stronger_teacher["config"]["bc"]["teacher"] == "search:n=256" and stronger_teacher["timesteps"] >= 5_000_000
+    assert stronger_teacher["config"]["ppo"]["init"] is None
     for name, start in FINE_TUNED.items():
         trained = read_meta(SHIPPED_MODELS / name)["trained"]
         assert trained["config"]["ppo"]["init"] == start and trained["config"]["trainer"] == "batched"
@@ -108,6 +113,7 @@ def test_a_shipped_model_decides_the_same_whatever_the_hidden_cards(name):
         ("expert", 400),
         ("expert_ppo", 400),
         ("expert60k_ppo", 400),
+        ("expert256_ppo", 400),
         ("expert3", 200),
         ("scratch", 400),
         ("expert3_ppo", 200),

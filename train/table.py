@@ -76,6 +76,7 @@ DEFAULT_OPPONENTS = (
     "random",
     "greedy:stop=ev:n=16",
     "search",
+    "model:expert256_ppo",
     "model:expert60k_ppo",
     "model:expert_ppo",
     "model:expert",
