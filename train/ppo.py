@@ -15,9 +15,10 @@ A run (:func:`train`) lives in one folder (:mod:`gostop.train.run`):
 Snapshots, evaluations and checkpoints are taken between updates (at the first rollout
 boundary at or after each multiple of their period), so each holds the weights trained on
 every timestep it is labelled with. PPO starts from random weights, from behaviour cloning
-(``[bc]``) or from a trained model (``ppo.init``) (:mod:`gostop.train.start`); ``ppo.value_warmup`` holds the policy
-while the value network alone trains; ``ppo.critic = "oracle"`` gives the value network
-every hidden card (:mod:`gostop.train.asymmetric`).
+(``[bc]``) or from a trained model (``ppo.init``), as :mod:`gostop.train.start` sets them;
+``ppo.value_warmup`` holds the policy while the value network alone trains;
+``ppo.critic = "oracle"`` gives the value network every hidden card
+(:mod:`gostop.train.asymmetric`).
 
 With ``ppo.timesteps = 0`` a run is behaviour cloning alone: demonstrations, cloning,
 ``model/``, one evaluation (``bc.json``, ``eval.jsonl``; no checkpoints, nothing to resume).
