@@ -223,7 +223,7 @@ def test_each_trainer_refuses_a_config_for_the_other_before_any_work(tmp_path):
 
 
 def test_a_run_goes_to_the_trainer_its_config_names(tmp_path):
-    from gostop.train.run import train
+    from gostop.train.launch import train
 
     out = train(batched(tmp_path), progress=False, log=lambda _: None)
     names = [p.name for p in (out / "checkpoints").iterdir()]

@@ -546,7 +546,7 @@ def _train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from tqdm import tqdm
 
-    from gostop.train.run import train
+    from gostop.train.launch import train
 
     out = train(config, resume=args.resume, progress=not args.quiet, log=tqdm.write)  # lines above the bars
     logs = f", TensorBoard logs in {out / 'tb'}" if (out / "tb").exists() else ""

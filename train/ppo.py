@@ -62,7 +62,7 @@ from .start import start_weights
 def train(config: TrainConfig, resume: bool = False, progress: bool = True, log: Log = print) -> Path:
     """Run (or resume) the training ``config`` describes; return the run folder. The folder
     is locked while the run uses it (a second run or resume on it is refused). The config
-    names ``trainer = "sb3"``; :func:`gostop.train.run.train` runs either trainer."""
+    names ``trainer = "sb3"``; :func:`gostop.train.launch.train` runs either trainer."""
     check_trainer(config, "sb3")
     set_torch_threads()
     out = Path(config.out)

@@ -24,25 +24,12 @@ from .config import TrainConfig
 Log = Callable[[str], None]
 
 
-def train(config: TrainConfig, resume: bool = False, progress: bool = True, log: Log = print) -> Path:
-    """Run (or resume) the training ``config`` describes with the trainer it names
-    (``trainer``: :func:`gostop.train.ppo.train` or :func:`gostop.train.batched.train_batched`);
-    return the run folder. ``gostop train`` runs this."""
-    if config.trainer == "batched":
-        from .batched import train_batched
-
-        return train_batched(config, resume=resume, progress=progress, log=log)
-    from .ppo import train as train_sb3
-
-    return train_sb3(config, resume=resume, progress=progress, log=log)
-
-
 def check_trainer(config: TrainConfig, trainer: str) -> None:
     """ValueError, before any work, when ``config`` names another trainer than ``trainer``."""
     if config.trainer != trainer:
         raise ValueError(
             f"this config names trainer = {config.trainer!r}, not {trainer!r}: run it with "
-            "gostop.train.run.train (or gostop train), which picks the trainer"
+            "gostop.train.launch.train (or gostop train), which picks the trainer"
         )
 
 
