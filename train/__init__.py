@@ -3,6 +3,7 @@ learning curves, the command line and the web table.
 
 - :mod:`gostop.train.config`: the TOML run configuration (shipped ones in ``train/configs/``);
 - :mod:`gostop.train.bc`: teacher demonstrations recorded in batch, and cloning them;
+- :mod:`gostop.train.demo_files`: demonstrations kept batch by batch in the run folder;
 - :mod:`gostop.train.launch`: ``gostop train CONFIG``: the config run by the trainer it names;
 - :mod:`gostop.train.run`: the run folder both trainers keep:
   config and state, resume, evaluations, league snapshots, the lock;

@@ -4,7 +4,9 @@
 for every decision, the mover's observation, legal mask, chosen action and the chips that
 seat finally won; given a ``behaviour`` agent, that agent plays the hands and the teacher
 only labels the states it reaches (DAgger: the student's own states, the teacher's moves).
-:func:`collect_in_parts` does the same in independent parts, each in its own process.
+:func:`collect_in_parts` does the same in independent parts, each in its own process. Given a
+``cache`` folder, each batch of hands is saved there as it ends and a later collection reads it
+back instead of playing it again (:mod:`gostop.train.demo_files`).
 :func:`clone` trains a masked actor-critic network (the policy of a MaskablePPO model) on
 them: cross-entropy on the teacher's actions (go/stop decisions weighted up) plus a value
 loss on the final chips, so PPO fine-tuning starts from both.
@@ -16,6 +18,7 @@ import multiprocessing
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,9 +26,11 @@ import numpy as np
 from gostop.agents.match import play_out
 from gostop_env.core import GameBatch, Phase, Rules, batch_class
 from gostop_env.core.deck import shuffled_decks
-from gostop_env.encodings import encode
+from gostop_env.encodings import encode, encoding_shape
 from gostop_env.policy import GameView, Policy, check_actions
 from gostop_env.seats import policy_actions
+
+from .demo_files import batch_path, load_batch, save_batch
 
 
 @dataclass
@@ -50,6 +55,11 @@ class Demonstrations:
         fields = Demonstrations.__dataclass_fields__
         return Demonstrations(*(_joined([getattr(p, f) for p in parts]) for f in fields))
 
+    def columns(self) -> dict[str, np.ndarray]:
+        """The columns by name (``values`` only where there are any), as a batch file holds them."""
+        named = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        return {name: column for name, column in named.items() if column is not None}
+
 
 def _rows(column: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
     return None if column is None else column[rows]
@@ -70,17 +80,30 @@ def collect(
     progress: Callable[[Iterable], Iterable] | None = None,
     backend: str | None = None,
     behaviour: Policy | None = None,
+    cache: Path | None = None,
 ) -> Demonstrations:
     """Play ``hands`` hands with ``teacher`` (or ``behaviour``, whose states the teacher then
     labels) in every seat, on the core's ``backend``; record every decision with the
-    teacher's action."""
+    teacher's action. With a ``cache`` folder each batch of ``batch_size`` hands is saved there
+    as it ends, and a batch found there is read instead of played: the same demonstrations
+    as a collection that was never stopped (the folder must hold this collection's batches
+    alone: :func:`gostop.train.demo_files.demonstrations_folder`)."""
     rng = np.random.default_rng([seed, 1])
     parts = []
     starts = range(0, hands, batch_size)
-    for start in progress(starts) if progress else starts:
+    for index, start in enumerate(progress(starts) if progress else starts):
+        saved = None if cache is None else batch_path(cache, index)
+        if saved is not None and saved.exists():
+            columns, state = load_batch(saved, encoding_shape(encoding))
+            rng.bit_generator.state = state  # where the unbroken collection's generator stood
+            parts.append(Demonstrations(**columns))
+            continue
         decks = shuffled_decks(rules, np.random.default_rng([seed, 0, start]), min(batch_size, hands - start))
         batch = batch_class(backend)(rules, decks)
-        parts.append(_record_hands(teacher, behaviour, batch, encoding, rng))
+        demos = _record_hands(teacher, behaviour, batch, encoding, rng)
+        if saved is not None:
+            save_batch(saved, demos.columns(), rng.bit_generator.state)
+        parts.append(demos)
     return Demonstrations.concatenate(parts)
 
 
@@ -94,16 +117,21 @@ def collect_in_parts(
     backend: str | None = None,
     behaviour: str | None = None,
     log: Callable[[str], None] | None = None,
+    cache: Path | None = None,
 ) -> Demonstrations:
     """:func:`collect` of the agents named ``teacher`` (and ``behaviour``) over ``hands`` split
     into ``parts`` near-equal parts, part i from ``seed + i``, in up to ``parts`` processes (no
     more than the machine's cores); joined in part order, so the result depends on ``parts``
-    alone. ``log`` hears of each part as it ends. The workers are spawned, so a script that
+    alone. ``log`` hears of each part as it ends. With a ``cache`` folder part i keeps its
+    batches in ``cache/part<i>`` (see :func:`collect`). The workers are spawned, so a script that
     calls this guards its top level with ``if __name__ == "__main__":``."""
     if not 1 <= parts <= hands:
         raise ValueError(f"need 1 <= parts <= hands, got {parts} parts of {hands} hands")
     sizes = [len(chunk) for chunk in np.array_split(np.arange(hands), parts)]
-    jobs = [(teacher, behaviour, rules, size, seed + i, encoding, backend) for i, size in enumerate(sizes)]
+    jobs = [
+        (teacher, behaviour, rules, size, seed + i, encoding, backend, None if cache is None else cache / f"part{i}")
+        for i, size in enumerate(sizes)
+    ]
     workers = min(parts, multiprocessing.cpu_count())
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         results = []
@@ -114,13 +142,15 @@ def collect_in_parts(
     return Demonstrations.concatenate(results)
 
 
-def _collect_part(job: tuple[str, str | None, Rules, int, int, str, str | None]) -> Demonstrations:
+def _collect_part(job: tuple[str, str | None, Rules, int, int, str, str | None, Path | None]) -> Demonstrations:
     """One part of :func:`collect_in_parts`, in a worker process: its agents made there by name."""
     from gostop.agents.registry import make_agent
 
-    teacher, behaviour, rules, hands, seed, encoding, backend = job
+    teacher, behaviour, rules, hands, seed, encoding, backend, cache = job
     actor = None if behaviour is None else make_agent(behaviour, rules)
-    return collect(make_agent(teacher, rules), rules, hands, seed, encoding, backend=backend, behaviour=actor)
+    return collect(
+        make_agent(teacher, rules), rules, hands, seed, encoding, backend=backend, behaviour=actor, cache=cache
+    )
 
 
 def _record_hands(
@@ -172,7 +202,7 @@ class _Recorder:
         return Demonstrations(
             rows["obs"].astype(np.float32),
             rows["masks"],
-            rows["actions"],
+            rows["actions"].astype(np.int64),
             rows["go_stop"],
             batch.payments[rows["game"], rows["seat"]].astype(np.float32),
             rows.get("values"),

@@ -21,7 +21,8 @@ every timestep it is labelled with. PPO starts from random weights, from behavio
 (:mod:`gostop.train.asymmetric`).
 
 With ``ppo.timesteps = 0`` a run is behaviour cloning alone: demonstrations, cloning,
-``model/``, one evaluation (``bc.json``, ``eval.jsonl``; no checkpoints, nothing to resume).
+``model/``, one evaluation (``bc.json``, ``eval.jsonl``; no checkpoints: resumed before it
+ends, it starts over with the demonstrations collected so far).
 
 Opponents are drawn per hand and seat from the pool (:class:`gostop_env.vec_env.OpponentPool`);
 snapshots of the learner join it every ``opponents.snapshot_every`` timesteps (sampling
@@ -95,9 +96,10 @@ def _train(config: TrainConfig, out: Path, resume: bool, progress: bool, log: Lo
 
 def _clone_only(config: TrainConfig, out: Path, resume: bool, progress: bool, log: Log) -> Path:
     """A run of behaviour cloning alone (``ppo.timesteps = 0``): the network cloned, exported
-    to ``model/`` and evaluated; nothing to resume."""
-    if resume:
-        raise ValueError(f"{out}: a run of behaviour cloning alone (ppo.timesteps = 0) has nothing to resume")
+    to ``model/`` and evaluated. Resumed before it ends, it collects the demonstrations it
+    had not and clones; once ended, there is nothing to resume."""
+    if resume and (out / "state.json").exists():
+        raise ValueError(f"{out}: this run of behaviour cloning alone (ppo.timesteps = 0) has ended; nothing to resume")
     pool = _make_pool(config, {"snapshots": []})
     model = _new_model(config, _make_env(config, pool, seed=config.seed), out)
     start_weights(config, model.policy, out, progress, log)

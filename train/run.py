@@ -65,16 +65,26 @@ def run_lock(out: Path) -> Any:
 def start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
     """A run's state: a new folder started (its config written), or, to ``resume``, the saved
     state of a run started with the same configuration (only ``ppo.timesteps`` and the
-    engine may change). ValueError, before any work, on a folder that does not fit."""
+    engine may change); a run stopped before its first checkpoint resumes from the start,
+    with the demonstrations it had collected (:mod:`gostop.train.demo_files`). ValueError,
+    before any work, on a folder that does not fit."""
     saved = out / "state.json"
+    fresh = {"timesteps": 0, "checkpoint": None, "snapshots": []}
     if not resume:
         if saved.exists():
             raise ValueError(f"{out} already holds a run: resume it (--resume) or choose another out folder")
         writable_folder(out)
         write_json_atomic(out / "config.json", config.to_dict())
-        return {"timesteps": 0, "checkpoint": None, "snapshots": []}
-    if not saved.exists():
-        raise ValueError(f"nothing to resume in {out} (no state.json)")
+        return fresh
+    if not (out / "config.json").exists():
+        raise ValueError(f"nothing to resume in {out} (no config.json)")
+    _check_same_config(config, out)
+    return read_state(saved) if saved.exists() else fresh
+
+
+def _check_same_config(config: TrainConfig, out: Path) -> None:
+    """ValueError unless ``config`` is the one ``out``'s run started with (but for
+    ``ppo.timesteps`` and the engine)."""
     before = read_json_object(out / "config.json", MAX_STATE_BYTES, "a training run's config")
     before = json.loads(json.dumps(TrainConfig.from_dict(before).to_dict()))  # keys added since: defaults
     now = json.loads(json.dumps(config.to_dict()))
@@ -82,7 +92,6 @@ def start_run(config: TrainConfig, out: Path, resume: bool) -> dict[str, Any]:
         side["ppo"].pop("timesteps"), side.pop("core")
     if before != now:
         raise ValueError(f"{out} was started with another configuration (only ppo.timesteps may change on resume)")
-    return read_state(saved)
 
 
 MAX_STATE_BYTES = 1 << 24  # config.json and state.json are small; a larger file is refused unread

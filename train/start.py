@@ -13,6 +13,7 @@ from gostop.agents.registry import make_agent
 
 from .asymmetric import is_actor_weight
 from .config import TrainConfig
+from .demo_files import demonstrations_folder
 from .run import Log
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bo
     from .bc import clone
 
     bc = config.bc
-    demos = _demonstrations(config, progress, log)
+    demos = _demonstrations(config, out, progress, log)
     if config.kind == "go_stop":
         demos = demos.only(np.flatnonzero(demos.go_stop))
     states = "" if bc.behaviour is None else f" on the states of {bc.behaviour}"
@@ -72,8 +73,10 @@ def _behaviour_cloning(config: TrainConfig, policy: Any, out: Path, progress: bo
     (out / "bc.json").write_text(json.dumps({"decisions": len(demos), "epochs": history}, indent=2) + "\n")
 
 
-def _demonstrations(config: TrainConfig, progress: bool, log: Log) -> Demonstrations:
-    """The ``[bc]`` table's demonstrations: in this process, or in ``bc.parts`` processes."""
+def _demonstrations(config: TrainConfig, out: Path, progress: bool, log: Log) -> Demonstrations:
+    """The ``[bc]`` table's demonstrations: in this process, or in ``bc.parts`` processes;
+    each batch kept in the run folder as it ends, so a killed run, run again, plays only
+    the batches it had not finished (:mod:`gostop.train.demo_files`)."""
     from tqdm import tqdm
 
     from .bc import collect, collect_in_parts
@@ -81,12 +84,19 @@ def _demonstrations(config: TrainConfig, progress: bool, log: Log) -> Demonstrat
     bc = config.bc
     assert bc is not None  # called for runs with a [bc] table
     rules, encoding, backend = config.rules, config.network_encoding, config.core.backend
+    key = {"teacher": bc.teacher, "behaviour": bc.behaviour, "rules": rules.to_dict(), "encoding": encoding}
+    cache = demonstrations_folder(out, {**key, "seed": config.seed, "hands": bc.hands, "parts": bc.parts})
+    kept = len(list(cache.rglob("batch*.npz")))
+    if kept:
+        log(f"demonstrations: {kept} batches already collected in {cache}, read back instead of played")
     if bc.parts > 1:
         log(f"demonstrations of {bc.teacher}: {bc.hands} hands in {bc.parts} parts, in parallel processes")
         return collect_in_parts(
-            bc.teacher, rules, bc.hands, config.seed, bc.parts, encoding, backend, behaviour=bc.behaviour, log=log
+            bc.teacher, rules, bc.hands, config.seed, bc.parts, encoding, backend, bc.behaviour, log, cache
         )
     behaviour = None if bc.behaviour is None else make_agent(bc.behaviour, rules)
     bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
     teacher = make_agent(bc.teacher, rules)
-    return collect(teacher, rules, bc.hands, config.seed, encoding, progress=bar, backend=backend, behaviour=behaviour)
+    return collect(
+        teacher, rules, bc.hands, config.seed, encoding, progress=bar, backend=backend, behaviour=behaviour, cache=cache
+    )
