@@ -73,6 +73,9 @@ def test_a_run_killed_while_its_teacher_plays_resumes_to_the_same_network(tmp_pa
     logs: list[str] = []
     out = train(config("killed"), resume=True, progress=False, log=logs.append)
     assert any("1 batches already collected" in line for line in logs)
+    assert [line for line in logs if " of 2 batches" in line] == [
+        f"demonstrations: {done} of 2 batches of greedy kept" for done in (1, 2)
+    ]
     weights = [(run / "model" / "policy.safetensors").read_bytes() for run in (unbroken, out)]
     assert weights[0] == weights[1]
     assert json.loads((out / "bc.json").read_text()) == json.loads((unbroken / "bc.json").read_text())

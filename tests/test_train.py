@@ -170,6 +170,8 @@ def test_a_run_collects_its_demonstrations_in_parts(tmp_path):
     logs = []
     out = train(smoke(tmp_path, "ppo.timesteps=0", "bc.hands=6", "bc.parts=2"), progress=False, log=logs.append)
     assert any("part 2 of 2 (3 hands" in line for line in logs) and (out / "model").is_dir()
+    assert "demonstrations: 2 of 2 batches of greedy kept" in logs  # each part's one batch, counted on disk
+    assert len(list((out / "demonstrations").glob("*/part*/batch0000.npz"))) == 2
     with pytest.raises(ValueError, match="bc.parts"):
         smoke(tmp_path, "bc.hands=2", "bc.parts=3")
     with pytest.raises(ValueError, match="bc.parts"):

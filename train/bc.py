@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,9 @@ from gostop_env.policy import GameView, Policy, check_actions
 from gostop_env.seats import policy_actions
 
 from .demo_files import batch_path, load_batch, save_batch
+
+BATCH_HANDS = 1024  # hands :func:`collect` deals and plays at once (and keeps per file, given a cache)
+POLL_SECONDS = 5.0  # how often :func:`collect_in_parts` counts its parts' kept batches
 
 
 @dataclass
@@ -76,7 +79,7 @@ def collect(
     hands: int,
     seed: int,
     encoding: str = "vector",
-    batch_size: int = 1024,
+    batch_size: int = BATCH_HANDS,
     progress: Callable[[Iterable], Iterable] | None = None,
     backend: str | None = None,
     behaviour: Policy | None = None,
@@ -118,13 +121,16 @@ def collect_in_parts(
     behaviour: str | None = None,
     log: Callable[[str], None] | None = None,
     cache: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Demonstrations:
     """:func:`collect` of the agents named ``teacher`` (and ``behaviour``) over ``hands`` split
     into ``parts`` near-equal parts, part i from ``seed + i``, in up to ``parts`` processes (no
     more than the machine's cores); joined in part order, so the result depends on ``parts``
     alone. ``log`` hears of each part as it ends. With a ``cache`` folder part i keeps its
-    batches in ``cache/part<i>`` (see :func:`collect`). The workers are spawned, so a script that
-    calls this guards its top level with ``if __name__ == "__main__":``."""
+    batches in ``cache/part<i>`` (see :func:`collect`), and ``progress(done, total)`` hears
+    how many of all the parts' batches are kept whenever that grows. The workers are
+    spawned, so a script that calls this guards its top level with
+    ``if __name__ == "__main__":``."""
     if not 1 <= parts <= hands:
         raise ValueError(f"need 1 <= parts <= hands, got {parts} parts of {hands} hands")
     sizes = [len(chunk) for chunk in np.array_split(np.arange(hands), parts)]
@@ -134,12 +140,29 @@ def collect_in_parts(
     ]
     workers = min(parts, multiprocessing.cpu_count())
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_collect_part, job) for job in jobs]
+        if cache is not None and progress is not None:
+            _report_batches(futures, cache, sum(-(-size // BATCH_HANDS) for size in sizes), progress)
         results = []
-        for i, demos in enumerate(pool.map(_collect_part, jobs)):
+        for i, demos in enumerate(future.result() for future in futures):
             if log is not None:
                 log(f"demonstrations: part {i + 1} of {parts} ({sizes[i]} hands, {len(demos)} decisions)")
             results.append(demos)
     return Demonstrations.concatenate(results)
+
+
+def _report_batches(futures: list[Future], cache: Path, total: int, progress: Callable[[int, int], None]) -> None:
+    """``progress(done, total)`` each time more batch files are in ``cache``'s parts, until
+    every part has ended or one has failed."""
+    reported = -1
+    while True:
+        ended, running = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_EXCEPTION)
+        done = sum(1 for _ in cache.glob("part*/batch*.npz"))
+        if done != reported:
+            progress(done, total)
+            reported = done
+        if not running or any(future.exception() is not None for future in ended):
+            return
 
 
 def _collect_part(job: tuple[str, str | None, Rules, int, int, str, str | None, Path | None]) -> Demonstrations:

@@ -4,6 +4,7 @@ behaviour cloning of a teacher's demonstrations (``[bc]``), or fresh ones."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,14 +90,26 @@ def _demonstrations(config: TrainConfig, out: Path, progress: bool, log: Log) ->
     kept = len(list(cache.rglob("batch*.npz")))
     if kept:
         log(f"demonstrations: {kept} batches already collected in {cache}, read back instead of played")
+
+    name = bc.teacher
+
+    def log_batches(done: int, total: int) -> None:
+        log(f"demonstrations: {done} of {total} batches of {name} kept")
+
+    def logged(chunks: Iterable[int]) -> Iterator[int]:  # a line as each batch ends: runs without bars
+        listed = list(chunks)
+        for done, chunk in enumerate(listed, 1):
+            yield chunk
+            log_batches(done, len(listed))
+
     if bc.parts > 1:
-        log(f"demonstrations of {bc.teacher}: {bc.hands} hands in {bc.parts} parts, in parallel processes")
+        log(f"demonstrations of {name}: {bc.hands} hands in {bc.parts} parts, in parallel processes")
         return collect_in_parts(
-            bc.teacher, rules, bc.hands, config.seed, bc.parts, encoding, backend, bc.behaviour, log, cache
+            name, rules, bc.hands, config.seed, bc.parts, encoding, backend, bc.behaviour, log, cache, log_batches
         )
     behaviour = None if bc.behaviour is None else make_agent(bc.behaviour, rules)
-    bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({bc.teacher})", unit="batch")) if progress else None
-    teacher = make_agent(bc.teacher, rules)
+    bar = (lambda chunks: tqdm(chunks, desc=f"demonstrations ({name})", unit="batch")) if progress else logged
+    teacher = make_agent(name, rules)
     return collect(
         teacher, rules, bc.hands, config.seed, encoding, progress=bar, backend=backend, behaviour=behaviour, cache=cache
     )
