@@ -5,13 +5,14 @@ vector env, MaskablePPO, no evaluations or snapshots) for a fixed number of time
 torch thread, and reports env steps/s of the whole loop. Each batched-trainer row runs
 :func:`gostop.train.batched.train_batched` the same way (the ``scratch`` config's recipe, that
 recipe with one epoch a round, which learns no faster per minute, and that trainer with
-MaskablePPO's own settings). It also times behaviour cloning
-(demonstrations recorded per second, and decisions fitted per second per epoch). The last
-line compares the batched trainer's shipped recipe (the faster of float32 and bfloat16, which pays
-where the CPU has bfloat16 instructions) with MaskablePPO on the same network, [256, 256],
-against greedy players, measured in this run.
+MaskablePPO's own settings). It also times behaviour cloning (demonstrations recorded per
+second, and decisions fitted per second per epoch), and splits a round of the shipped recipe
+into its rollout and its update (microseconds per learner step). The last line compares the
+batched trainer's shipped recipe (the faster of float32 and bfloat16, which pays where the CPU
+has bfloat16 instructions) with MaskablePPO on the same network, [256, 256], against greedy
+players, measured in this run.
 
-Usage: ``python benchmarks/train_throughput.py [--timesteps 65536]``.
+Usage: ``python benchmarks/train_throughput.py [--timesteps 65536] [--hands 2000] [--rounds 6]``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from gostop.agents.registry import make_agent  # noqa: E402
-from gostop.train.batched import train_batched  # noqa: E402
+from gostop.train.batched import BatchedRun, NetworkLearner, train_batched, update  # noqa: E402
 from gostop.train.bc import clone, collect  # noqa: E402
 from gostop.train.config import TrainConfig  # noqa: E402
 from gostop.train.ppo import _make_env, _make_pool, _new_model, train  # noqa: E402
@@ -95,6 +96,28 @@ def batched_steps_per_second(overrides: list[str], timesteps: int) -> float:
         return timesteps / (time.perf_counter() - start)
 
 
+def round_parts(rounds: int = 6) -> tuple[float, float]:
+    """Microseconds per learner step of the ``scratch`` recipe's rollout and of its update,
+    over ``rounds`` rounds after a first one (imports and compilation) left out."""
+    with tempfile.TemporaryDirectory() as folder:
+        config = TrainConfig.load("scratch", [f'out="{folder}/run"', "opponents.snapshot_every=0", "eval.every=0"])
+        run = BatchedRun(config, Path(folder) / "run", False, lambda _: None)
+        learner = NetworkLearner(run.network, config.ppo.precision)
+        steps, rollout, learning = 0, 0.0, 0.0
+        for round_ in range(rounds + 1):
+            start = time.perf_counter()
+            run.network.set_training_mode(False)
+            samples, _ = run.games.play_round(learner, run.rng)
+            played = time.perf_counter()
+            run.network.set_training_mode(True)
+            update(run.network, run.optimizer, samples, config, run.rng)
+            if round_:
+                steps += len(samples)
+                rollout += played - start
+                learning += time.perf_counter() - played
+    return rollout / steps * 1e6, learning / steps * 1e6
+
+
 def cloning_rates(hands: int) -> tuple[float, float]:
     config = TrainConfig.load("smoke", ["ppo.net_arch=[256, 256]"])
     start = time.perf_counter()
@@ -112,6 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timesteps", type=int, default=65_536)
     parser.add_argument("--hands", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=6, help="rounds timed part by part")
     args = parser.parse_args()
     print("| loop | opponent | net | envs | env steps/s |\n|---|---|---|---|---|")
     rates = {}
@@ -122,6 +146,11 @@ def main() -> None:
     batched = [batched_steps_per_second(overrides, 4 * args.timesteps) for _, overrides in BATCHED_CASES]
     for (label, _), rate in zip(BATCHED_CASES, batched):
         print(f"| {label} | {rate:,.0f} |", flush=True)
+    rollout, learning = round_parts(args.rounds)
+    print(
+        f"\n| a round of the shipped recipe | µs per learner step |\n|---|---|\n| rollout (core, league, encoding,"
+        f" forward) | {rollout:.1f} |\n| update (2 epochs of forward and backward) | {learning:.1f} |"
+    )
     recorded, fitted = cloning_rates(args.hands)
     print(
         f"\n| behaviour cloning | rate |\n|---|---|\n| greedy demonstrations recorded | {recorded:,.0f} decisions/s |"

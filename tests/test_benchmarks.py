@@ -300,9 +300,11 @@ def test_env_benchmark_runs_the_aec_envs_in_rounds():
 
 def test_train_throughput_ends_with_the_fast_trainers_multiple():
     pytest.importorskip("sb3_contrib")
-    out = run_script("train_throughput.py", "--timesteps", "1024", "--hands", "40")
+    out = run_script("train_throughput.py", "--timesteps", "1024", "--hands", "40", "--rounds", "1")
     last = out.strip().splitlines()[-1]
     words = last.split()
     assert last.startswith("fast trainer: ") and words[3] == "steps/s," and words[5] == "MaskablePPO", last
     assert float(words[2].replace(",", "")) > 0 and float(words[4].rstrip("x")) > 0
     assert "| scratch recipe" in out and "| MaskablePPO (n_steps 64, 4 epochs) |" in out
+    parts = [line for line in out.splitlines() if line.startswith(("| rollout", "| update"))]
+    assert len(parts) == 2 and all(float(line.split("|")[2]) > 0 for line in parts), parts
