@@ -216,7 +216,8 @@ def test_a_run_can_clone_from_a_starting_model(tmp_path):
     starts = ["ppo.timesteps=0", "ppo.net_arch=[256, 256]", "ppo.init='ppo'"]
     config = smoke(tmp_path, *starts, "bc.behaviour='model:ppo'", "bc.hands=40")
     out = train(config, progress=False, log=logs.append)
-    assert logs[0] == "starting from model ppo" and "on the states of model:ppo" in logs[1]
+    assert logs[:2] == ["starting from model ppo", "demonstrations: 1 of 1 batches of greedy kept"]
+    assert "on the states of model:ppo" in logs[2]
     assert read_meta(out / "model")["trained"]["config"]["bc"]["behaviour"] == "model:ppo"
     with pytest.raises(ValueError, match="bc.behaviour"):
         smoke(tmp_path, "bc.behaviour='nobody'")
