@@ -12,7 +12,8 @@ batched trainer's shipped recipe (the faster of float32 and bfloat16, which pays
 has bfloat16 instructions) with MaskablePPO on the same network, [256, 256], against greedy
 players, measured in this run.
 
-Usage: ``python benchmarks/train_throughput.py [--timesteps 65536] [--hands 2000] [--rounds 6]``.
+Usage: ``python benchmarks/train_throughput.py [--timesteps 65536] [--hands 2000] [--rounds 6]``
+(``GOSTOP_TORCH_THREADS=2 OMP_NUM_THREADS=2`` before it: every row on two torch threads).
 """
 
 from __future__ import annotations
@@ -156,7 +157,9 @@ def main() -> None:
         f"\n| behaviour cloning | rate |\n|---|---|\n| greedy demonstrations recorded | {recorded:,.0f} decisions/s |"
         f"\n| fitting [256, 256], batch 512 | {fitted:,.0f} decisions/s per epoch |"
     )
-    print(f"\n(numpy {np.__version__}, one torch thread)")
+    import torch
+
+    print(f"\n(numpy {np.__version__}, torch threads: {torch.get_num_threads()}, from $GOSTOP_TORCH_THREADS)")
     baseline = rates["greedy opponent", "[256, 256]", 256]
     best = max(batched[:2])
     print(f"fast trainer: {best:,.0f} steps/s, {best / baseline:.1f}x MaskablePPO")
