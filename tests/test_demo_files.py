@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 
 import numpy as np
 import pytest
@@ -126,6 +127,11 @@ def test_a_batch_file_with_pickles_or_no_generator_or_no_zip_is_refused(tmp_path
         load_batch(path, OBSERVATION)
     save_batch(path, columns, {"bit_generator": "PCG64", "state": "nonsense"})
     with pytest.raises(ValueError, match="not a demonstration batch"):
+        load_batch(path, OBSERVATION)
+    huge = {"descr": "<f4", "fortran_order": False, "shape": (1 << 40,)}  # refused before numpy sizes it
+    with zipfile.ZipFile(path, "w") as archive, archive.open("observations.npy", "w") as member:
+        np.lib.format.write_array_header_1_0(member, huge)
+    with pytest.raises(ValueError, match="declare"):
         load_batch(path, OBSERVATION)
     path.write_bytes(b"not a zip at all")
     with pytest.raises(ValueError, match="delete it"):

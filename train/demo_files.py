@@ -58,10 +58,9 @@ def load_batch(path: Path, observation_shape: tuple[int, ...]) -> tuple[dict[str
     ``returns`` and, for a search teacher, ``values``) and the generator state after it.
     ValueError naming the file on anything that is not such a batch."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            size = sum(info.file_size for info in archive.infolist())
+        size = _declared_bytes(path)
         if size > MAX_BATCH_BYTES:
-            raise ValueError(f"it holds {size} bytes, more than a batch's {MAX_BATCH_BYTES}")
+            raise ValueError(f"its arrays declare {size} bytes, more than a batch's {MAX_BATCH_BYTES}")
         with np.load(path, allow_pickle=False) as saved:
             arrays = {name: saved[name] for name in saved.files}
         state = json.loads(str(arrays.pop(RNG_KEY)))
@@ -72,6 +71,21 @@ def load_batch(path: Path, observation_shape: tuple[int, ...]) -> tuple[dict[str
             f"{path} is not a demonstration batch this run wrote ({error}); delete it to collect that batch again"
         ) from None
     return arrays, state
+
+
+def _declared_bytes(path: Path) -> int:
+    """The bytes the ``.npy`` headers and the zip directory of ``path`` declare, whichever is
+    more, read before any array is: numpy sizes an array by its header."""
+    total, stored = 0, 0
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            stored += info.file_size
+            with archive.open(info) as member:
+                major, _ = np.lib.format.read_magic(member)
+                read_header = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read_header(member)
+                total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+    return max(total, stored)
 
 
 _DTYPES = {

@@ -80,13 +80,14 @@ def _demonstrations(config: TrainConfig, out: Path, progress: bool, log: Log) ->
     the batches it had not finished (:mod:`gostop.train.demo_files`)."""
     from tqdm import tqdm
 
-    from .bc import collect, collect_in_parts
+    from .bc import BATCH_HANDS, collect, collect_in_parts
 
     bc = config.bc
     assert bc is not None  # called for runs with a [bc] table
     rules, encoding, backend = config.rules, config.network_encoding, config.core.backend
     key = {"teacher": bc.teacher, "behaviour": bc.behaviour, "rules": rules.to_dict(), "encoding": encoding}
-    cache = demonstrations_folder(out, {**key, "seed": config.seed, "hands": bc.hands, "parts": bc.parts})
+    counts = {"seed": config.seed, "hands": bc.hands, "parts": bc.parts, "batch_hands": BATCH_HANDS}
+    cache = demonstrations_folder(out, {**key, **counts})
     kept = len(list(cache.rglob("batch*.npz")))
     if kept:
         log(f"demonstrations: {kept} batches already collected in {cache}, read back instead of played")
