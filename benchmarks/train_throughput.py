@@ -29,7 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from gostop.agents.registry import make_agent  # noqa: E402
-from gostop.train.batched import BatchedRun, NetworkLearner, train_batched, update  # noqa: E402
+from gostop.train.batched import BatchedRun, train_batched  # noqa: E402
 from gostop.train.bc import clone, collect  # noqa: E402
 from gostop.train.config import TrainConfig  # noqa: E402
 from gostop.train.ppo import _make_env, _make_pool, _new_model, train  # noqa: E402
@@ -103,15 +103,12 @@ def round_parts(rounds: int = 6) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as folder:
         config = TrainConfig.load("scratch", [f'out="{folder}/run"', "opponents.snapshot_every=0", "eval.every=0"])
         run = BatchedRun(config, Path(folder) / "run", False, lambda _: None)
-        learner = NetworkLearner(run.network, config.ppo.precision)
         steps, rollout, learning = 0, 0.0, 0.0
         for round_ in range(rounds + 1):
             start = time.perf_counter()
-            run.network.set_training_mode(False)
-            samples, _ = run.games.play_round(learner, run.rng)
+            samples, _ = run.play_round()
             played = time.perf_counter()
-            run.network.set_training_mode(True)
-            update(run.network, run.optimizer, samples, config, run.rng)
+            run.learn(samples)
             if round_:
                 steps += len(samples)
                 rollout += played - start

@@ -36,7 +36,7 @@ from gostop_env.encodings import OBSERVATION_HIGH, encoding_shape
 from gostop_env.files import write_json_atomic
 
 from .config import PPOConfig, TrainConfig
-from .rollout import League, Samples, SeatedGames, advantages
+from .rollout import League, RoundFigures, Samples, SeatedGames, advantages
 from .run import (
     Log,
     check_trainer,
@@ -239,16 +239,11 @@ class BatchedRun:
         total = self.config.ppo.timesteps
         shown = None if max_seconds is not None else total  # a run that ends by the clock: a count, no ETA
         bar = tqdm(total=shown, initial=self.done, desc="batched ppo", unit="step", disable=not progress)
-        learner = NetworkLearner(self.network, self.config.ppo.precision)
         while self.done < total:
             self._due_tasks()
             start = time.perf_counter()
-            self.network.set_training_mode(False)
-            samples, figures = self.games.play_round(learner, self.rng)
-            self.network.set_training_mode(True)
-            for group in self.optimizer.param_groups:  # by the steps done: a resume sets it alike
-                group["lr"] = self.config.learning_rate_at(self.done)
-            losses = update(self.network, self.optimizer, samples, self.config, self.rng)
+            samples, figures = self.play_round()
+            losses = self.learn(samples)
             self.state["timesteps"] = self.done + len(samples)
             self._record_round(losses, figures.chips_vs_league, len(samples) / (time.perf_counter() - start))
             bar.update(len(samples))
@@ -257,6 +252,19 @@ class BatchedRun:
         bar.close()
         self._due_tasks()  # as an unbroken run would at this boundary, so a resume continues alike
         self._finish()
+
+    def play_round(self) -> tuple[Samples, RoundFigures]:
+        """One round of hands played by the network as it stands (sampling its moves)."""
+        self.network.set_training_mode(False)
+        samples, figures = self.games.play_round(NetworkLearner(self.network, self.config.ppo.precision), self.rng)
+        self.network.set_training_mode(True)
+        return samples, figures
+
+    def learn(self, samples: Samples) -> dict[str, float]:
+        """PPO's update on one round's ``samples``, at the learning rate of the steps done."""
+        for group in self.optimizer.param_groups:  # by the steps done: a resume sets it alike
+            group["lr"] = self.config.learning_rate_at(self.done)
+        return update(self.network, self.optimizer, samples, self.config, self.rng)
 
     def _record_round(self, losses: dict[str, float], chips: float | None, rate: float) -> None:
         for key, value in losses.items():

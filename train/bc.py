@@ -30,7 +30,7 @@ from gostop_env.encodings import encode, encoding_shape
 from gostop_env.policy import GameView, Policy, check_actions
 from gostop_env.seats import policy_actions
 
-from .demo_files import batch_path, load_batch, save_batch
+from .demo_files import batch_path, kept_batches, load_batch, part_folder, save_batch
 
 BATCH_HANDS = 1024  # hands :func:`collect` deals and plays at once (and keeps per file, given a cache)
 POLL_SECONDS = 5.0  # how often :func:`collect_in_parts` counts its parts' kept batches
@@ -127,7 +127,7 @@ def collect_in_parts(
     into ``parts`` near-equal parts, part i from ``seed + i``, in up to ``parts`` processes (no
     more than the machine's cores); joined in part order, so the result depends on ``parts``
     alone. ``log`` hears of each part as it ends. With a ``cache`` folder part i keeps its
-    batches in ``cache/part<i>`` (see :func:`collect`), and ``progress(done, total)`` hears
+    batches in their own folder under ``cache`` (see :func:`collect`), and ``progress(done, total)`` hears
     how many of all the parts' batches are kept whenever that grows. The workers are
     spawned, so a script that calls this guards its top level with
     ``if __name__ == "__main__":``."""
@@ -135,7 +135,7 @@ def collect_in_parts(
         raise ValueError(f"need 1 <= parts <= hands, got {parts} parts of {hands} hands")
     sizes = [len(chunk) for chunk in np.array_split(np.arange(hands), parts)]
     jobs = [
-        (teacher, behaviour, rules, size, seed + i, encoding, backend, None if cache is None else cache / f"part{i}")
+        (teacher, behaviour, rules, size, seed + i, encoding, backend, None if cache is None else part_folder(cache, i))
         for i, size in enumerate(sizes)
     ]
     workers = min(parts, multiprocessing.cpu_count())
@@ -157,7 +157,7 @@ def _report_batches(futures: list[Future], cache: Path, total: int, progress: Ca
     reported = -1
     while True:
         ended, running = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_EXCEPTION)
-        done = sum(1 for _ in cache.glob("part*/batch*.npz"))
+        done = kept_batches(cache)
         if done != reported:
             progress(done, total)
             reported = done

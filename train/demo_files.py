@@ -38,7 +38,18 @@ def demonstrations_folder(out: Path, key: dict[str, Any]) -> Path:
 
 
 def batch_path(folder: Path, index: int) -> Path:
+    """Where batch ``index`` of a collection that keeps its batches in ``folder`` goes."""
     return folder / f"batch{index:04d}.npz"
+
+
+def part_folder(folder: Path, part: int) -> Path:
+    """The folder of part ``part``'s batches, for a collection in parts kept in ``folder``."""
+    return folder / f"part{part}"
+
+
+def kept_batches(folder: Path) -> int:
+    """How many batches are kept in ``folder`` and its parts' folders."""
+    return sum(1 for _ in folder.rglob("batch*.npz"))
 
 
 def save_batch(path: Path, columns: dict[str, np.ndarray], rng_state: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from gostop.agents.registry import make_agent
 
 from .asymmetric import is_actor_weight
 from .config import TrainConfig
-from .demo_files import demonstrations_folder
+from .demo_files import demonstrations_folder, kept_batches
 from .run import Log
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def _demonstrations(config: TrainConfig, out: Path, progress: bool, log: Log) ->
     key = {"teacher": bc.teacher, "behaviour": bc.behaviour, "rules": rules.to_dict(), "encoding": encoding}
     counts = {"seed": config.seed, "hands": bc.hands, "parts": bc.parts, "batch_hands": BATCH_HANDS}
     cache = demonstrations_folder(out, {**key, **counts})
-    kept = len(list(cache.rglob("batch*.npz")))
+    kept = kept_batches(cache)
     if kept:
         log(f"demonstrations: {kept} batches already collected in {cache}, read back instead of played")
 
