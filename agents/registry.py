@@ -13,7 +13,8 @@ chance of winning the match instead, where the hand is one of a match
 (:mod:`gostop.agents.match_stop`); on a hand of its own it is the ``ev`` rule.
 
 ``search`` is :class:`gostop.agents.search.SearchAgent`: ``search:n=64`` (samples per decision),
-``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (time budget per decision),
+``at=gostop`` (search only go/stop decisions), ``seconds=0.5`` (about that long a decision,
+per game of a batched call, spent on more samples in every round),
 ``rollout=<agent>`` (the policy of the rollouts, ``greedy:stop=threshold:stock=2:margin=3``
 by default; it comes last and takes the rest of the name: ``search:n=64:rollout=simple``).
 ``z=2`` plays the rollout policy's own move unless another beats it by a paired

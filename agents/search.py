@@ -20,8 +20,12 @@ How it chooses:
 - ``halving=True`` (the default): after each round of samples the worse half of the
   candidates is dropped (sequential halving; the prior is always kept), so later rounds
   spend their rollouts on the actions still in contention.
-- ``rounds`` rounds (8 by default) of ``samples`` samples (64) at least, then more until
-  ``seconds`` (if given) is spent.
+- ``rounds`` rounds (8 by default) of ``samples`` samples (64). With ``seconds`` (about that
+  long a decision, per game of a batched call), each round's first pass times it and the
+  round is played again as often as its share of the time left allows, shared by the
+  candidates each round will have: every round, the first included, gets about the same
+  multiple of ``samples``. Wider rounds are what pays: an early round decides which actions
+  the later ones keep.
 
 With a ``leaf`` value (a trained network's critic, :class:`~gostop.agents.learned.ValueEstimate`)
 a rollout stops once ``depth`` moves have been played and the searching seat is to move
@@ -179,11 +183,15 @@ class SearchAgent:
         """The searched moves, and the mean chips of each action tried (NaN where none)."""
         stats, candidates = ActionStats.empty(len(batch)), masks.copy()
         anchors = priors if priors is not None else masks.argmax(axis=1)  # the differences' reference
-        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
-        rounds = 0
-        while rounds < self.rounds or (deadline is not None and time.perf_counter() < deadline):
+        deadline = None if self.seconds is None else time.perf_counter() + self.seconds * len(batch)
+        for round_ in range(self.rounds):
+            start = time.perf_counter()
             self._round(batch, viewers, candidates, anchors, stats, rng, match)
-            rounds += 1
+            if deadline is not None:  # as many more passes as this round's share of the time left
+                once = time.perf_counter() - start
+                share = (deadline - start) * self._share(candidates, self.rounds - round_)
+                for _ in range(int((share - once) / max(once, 1e-9))):
+                    self._round(batch, viewers, candidates, anchors, stats, rng, match)
             if self.halving:
                 candidates = _better_half(candidates, self._values(stats), anchors)
         values = np.where(candidates, self._values(stats), -np.inf)
@@ -196,6 +204,17 @@ class SearchAgent:
         rows = np.arange(len(batch))
         z = stats.z_scores(margins - margins[rows, priors][:, None])[rows, best]
         return np.where(z >= self.confidence, best, priors), tried
+
+    def _share(self, candidates: np.ndarray, rounds_left: int) -> float:
+        """This round's share of the rollouts of the ``rounds_left`` rounds to play, halving's
+        candidates per round being known in advance (rollouts cost alike)."""
+        counts = candidates.sum(axis=1)
+        pairs = []
+        for _ in range(rounds_left):
+            pairs.append(int(counts.sum()))
+            if self.halving:
+                counts = np.minimum(counts, np.maximum((counts + 1) // 2, 2))
+        return pairs[0] / max(sum(pairs), 1)
 
     def _values(self, stats: ActionStats) -> np.ndarray:
         """Mean chips per action, going charged ``go_margin``."""

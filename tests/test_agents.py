@@ -224,6 +224,47 @@ def test_search_options():
             make_agent(f"search:{bad}")
 
 
+class FakeClock:
+    """``time`` for the search module: every round of rollouts takes one second."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("seconds", "games", "rounds_played"),
+    [(None, 1, [1, 1]), (12.0, 1, [8, 4]), (12.0, 2, [16, 8]), (0.5, 1, [1, 1])],
+)
+def test_search_spends_its_time_on_more_samples_in_every_round(monkeypatch, seconds, games, rounds_played):
+    """``seconds`` a decision (per game of the call): the first pass of a round times it, and
+    each round gets its share of the time left by its candidates (4 then 2 here: two thirds
+    to the first), at least one pass each."""
+    from gostop.agents import search
+
+    clock, played = FakeClock(), []
+    round_ = SearchAgent._round
+
+    def timed_round(agent, batch, viewers, candidates, *rest):
+        played.append(int(candidates.sum()))
+        clock.now += 1.0
+        return round_(agent, batch, viewers, candidates, *rest)
+
+    monkeypatch.setattr(search, "time", clock)
+    monkeypatch.setattr(SearchAgent, "_round", timed_round)
+    agent = SearchAgent(samples=2, rounds=2, seconds=seconds, rules=RULES)
+    hand = position(RULES, {0: [0, 4, 8, 12], 1: [20, 24]}, layout=[1, 17])
+    batch = GameBatch.from_positions(RULES, [hand] * games)
+    masks = batch.legal_action_mask()
+    assert (masks.sum(axis=1) == 4).all()
+    agent(GameView(batch, batch.seat.astype(np.int64)), masks, np.random.default_rng(0))
+    first, second = rounds_played  # halving keeps 2 of 4, and the anchor if not among them
+    assert played[:first] == [4 * games] * first and len(played) == first + second
+    assert all(pairs < 4 * games for pairs in played[first:])
+
+
 def test_search_with_a_leaf_value_reads_a_chips_critic_and_refuses_anything_else():
     agent = make_agent("search:n=3:depth=6:leaf=model:expert_ppo:rollout=simple", RULES)
     assert agent.depth == 6 and isinstance(agent.leaf, ValueEstimate) and agent.leaf.chips_per_unit == 10.0
