@@ -213,7 +213,7 @@ class SearchAgent:
         for _ in range(rounds_left):
             pairs.append(int(counts.sum()))
             if self.halving:
-                counts = np.minimum(counts, np.maximum((counts + 1) // 2, 2))
+                counts = np.minimum(counts, _kept(counts))
         return pairs[0] / max(sum(pairs), 1)
 
     def _values(self, stats: ActionStats) -> np.ndarray:
@@ -307,10 +307,15 @@ class LeafValue(Protocol):
     def __call__(self, batch: GameBatch, viewers: np.ndarray) -> np.ndarray: ...
 
 
+def _kept(counts: np.ndarray) -> np.ndarray:
+    """How many of ``counts`` candidates halving keeps: the better half, at least two."""
+    return np.maximum((counts + 1) // 2, 2)
+
+
 def _better_half(candidates: np.ndarray, values: np.ndarray, anchors: np.ndarray) -> np.ndarray:
     """Each game's better half of its candidates by value (at least two), and its anchor."""
     counts = candidates.sum(axis=1)
-    keep = np.maximum((counts + 1) // 2, 2)
+    keep = _kept(counts)
     order = np.argsort(-np.where(candidates, values, -np.inf), axis=1, kind="stable")
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.arange(A.NUM_ACTIONS)[None, :].repeat(len(order), 0), axis=1)
