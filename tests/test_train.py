@@ -444,11 +444,18 @@ def test_ppo_from_a_model_holds_its_policy_during_the_value_warmup(tmp_path):
         ("ppo.init='expert'", "policy layers"),
         ("ppo.init='expert3'", "players 3"),
         ("ppo.init='no-such-model'", "ppo.init: .*no-such-model"),
+        ("ppo.init='go_stop_match'", "decides 'go_stop'; this run trains 'all'"),
     ],
 )
 def test_bad_starting_points_and_critics_are_named(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
         _no_bc_config(tmp_path, override)
+
+
+def test_a_go_stop_run_may_start_from_a_network_that_decides_everything(tmp_path):
+    """Its go/stop outputs are the same: ``expert_ppo``'s weights start a go/stop network."""
+    config = _no_bc_config(tmp_path, "kind='go_stop'", "ppo.init='expert_ppo'", "ppo.net_arch=[256, 256]")
+    assert (config.kind, config.ppo.init) == ("go_stop", "expert_ppo")
 
 
 def test_a_run_may_start_from_a_model_of_other_rules_for_as_many_players(tmp_path):

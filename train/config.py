@@ -300,6 +300,8 @@ class TrainConfig:
         except ValueError as error:
             raise ValueError(f"ppo.init: {error}") from None
         decides = "go_stop" if self.kind == "go_stop" else "all"
+        if decides == "go_stop" and meta["decides"] == "all":
+            decides = "all"  # a network that decides everything starts a go/stop network: the same outputs
         arch = list(self.ppo.net_arch)
         found = {  # the rules may differ: the weights are a starting point
             "players": (meta["players"], self.players),
