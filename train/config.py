@@ -42,6 +42,10 @@ TRAINERS = ("sb3", "batched")  # MaskablePPO on the vector env, or the batched t
 PRECISIONS = ("float32", "bfloat16")  # how the batched trainer's layers multiply
 LR_SCHEDULES = ("constant", "linear")
 CRITICS = ("own", "oracle")  # what the value network reads (see train.asymmetric)
+STARTS_FROM = {  # the decisions a ppo.init model may make, by what the run's network decides
+    "all": ("all",),
+    "go_stop": ("go_stop", "all"),  # a network that decides everything has the same go/stop outputs
+}
 
 
 @dataclass(frozen=True)
@@ -300,12 +304,11 @@ class TrainConfig:
         except ValueError as error:
             raise ValueError(f"ppo.init: {error}") from None
         decides = "go_stop" if self.kind == "go_stop" else "all"
-        if decides == "go_stop" and meta["decides"] == "all":
-            decides = "all"  # a network that decides everything starts a go/stop network: the same outputs
+        if meta["decides"] not in STARTS_FROM[decides]:
+            raise ValueError(f"ppo.init: model {name!r} has decides {meta['decides']!r}; this run trains {decides!r}")
         arch = list(self.ppo.net_arch)
         found = {  # the rules may differ: the weights are a starting point
             "players": (meta["players"], self.players),
-            "decides": (meta["decides"], decides),
             "encoding": (meta["encoding"], self.encoding),
             "policy layers": (meta["network"]["pi"], arch),
             "value layers": (meta["network"]["vf"], arch),
